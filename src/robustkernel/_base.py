@@ -1,0 +1,205 @@
+"""Shared estimator core of the Subquantile regressor and classifier."""
+
+from __future__ import annotations
+
+import warnings
+from functools import partial
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+from tqdm.auto import tqdm
+
+from ._kernels import KERNELS, compute_kernel, kernel_params
+from ._losses import Loss
+from ._problem import Problem
+from ._solvers import SolverResult, alternating, gradient_method, initial_coefficients
+from ._subset_fit import fit_in_ball
+from ._trimming import n_kept
+
+SOLVERS = ("alternating", "gd", "momentum", "nesterov")
+DEFAULT_MAX_ITER = {"alternating": 100, "gd": 1000, "momentum": 1000, "nesterov": 1000}
+
+
+class BaseSubquantile(BaseEstimator):
+    """Kernel model fitted on the (1 - epsilon) fraction of rows it explains best.
+
+    Subclasses choose the loss, encode the target and set ``_subset_fitter``.
+    """
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "epsilon": [Interval(Real, 0.0, 0.5, closed="left")],
+        "alpha": [Interval(Real, 0.0, None, closed="neither")],
+        "kernel": [StrOptions(set(KERNELS)), callable],
+        "gamma": [Interval(Real, 0.0, None, closed="left"), None],
+        "degree": [Interval(Real, 0.0, None, closed="left")],
+        "coef0": [Real],
+        "kernel_params": [dict, None],
+        "fit_intercept": ["boolean"],
+        "solver": [StrOptions(set(SOLVERS))],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "tol": [Interval(Real, 0.0, None, closed="left")],
+        "init": [StrOptions({"erm", "zeros", "glorot"}), "array-like"],
+        "radius": [Interval(Real, 0.0, None, closed="neither"), None],
+        "smoothing": [Interval(Real, 0.0, None, closed="neither"), None],
+        "momentum": [Interval(Real, 0.0, 1.0, closed="left")],
+        "line_search": ["boolean"],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "verbose": ["boolean"],
+    }
+    _subset_fitter: ClassVar[type]
+
+    def __init__(
+        self,
+        epsilon: float = 0.1,
+        *,
+        alpha: float = 1.0,
+        kernel: str | Any = "rbf",
+        gamma: float | None = None,
+        degree: float = 3,
+        coef0: float = 1,
+        kernel_params: dict[str, Any] | None = None,
+        fit_intercept: bool = True,
+        solver: str = "alternating",
+        max_iter: int | None = None,
+        tol: float = 1e-6,
+        init: str | np.ndarray = "erm",
+        radius: float | None = None,
+        smoothing: float | None = None,
+        momentum: float = 0.9,
+        line_search: bool = False,
+        n_iter_no_change: int = 5,
+        random_state: int | np.random.RandomState | None = None,
+        verbose: bool = False,
+    ) -> None:
+        self.epsilon = epsilon
+        self.alpha = alpha
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.fit_intercept = fit_intercept
+        self.solver = solver
+        self.max_iter = max_iter
+        self.tol = tol
+        self.init = init
+        self.radius = radius
+        self.smoothing = smoothing
+        self.momentum = momentum
+        self.line_search = line_search
+        self.n_iter_no_change = n_iter_no_change
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
+    # -- fitting -----------------------------------------------------------------------------
+
+    def _validate_X(self, X: Any, y: Any = None, *, reset: bool = True) -> Any:
+        """sklearn's validation, plus the square-matrix rule of a precomputed kernel."""
+        if y is None:
+            X = validate_data(self, X, reset=reset)
+        else:
+            X, y = validate_data(self, X, y, reset=reset, multi_output=True, y_numeric=False)
+        if reset and self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
+            raise ValueError(
+                f'kernel="precomputed" needs a square n x n kernel matrix at fit, got {X.shape}.'
+            )
+        return X if y is None else (X, y)
+
+    def _check_solver_options(self) -> None:
+        if self.smoothing is not None and self.solver == "alternating":
+            raise ValueError(
+                "smoothing applies to the gradient solvers ('gd', 'momentum', 'nesterov'); "
+                "the 'alternating' solver uses the hard subquantile."
+            )
+        if self.line_search and self.solver != "gd":
+            raise ValueError(f"line_search=True is only available with solver='gd', got {self.solver!r}.")
+
+    def _fit_coefficients(self, X: np.ndarray, Y: np.ndarray, loss: Loss) -> None:
+        """Fit the dual coefficients on the kernel of X and set the fitted attributes."""
+        self._check_solver_options()
+        params = kernel_params(self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params)
+        K = compute_kernel(X, None, self.kernel, params)
+        if not np.all(np.isfinite(K)):
+            raise ValueError("The kernel matrix contains NaN or infinity; check X and the kernel.")
+        problem = Problem(
+            K=K,
+            Y=Y,
+            loss=loss,
+            alpha=float(self.alpha),
+            k=n_kept(X.shape[0], self.epsilon),
+            fit_intercept=self.fit_intercept,
+            radius=self.radius,
+        )
+        fitter = self._subset_fitter(problem)
+        fit_subset = partial(fit_in_ball, fitter.fit, problem)
+        w, b = initial_coefficients(problem, self.init, fit_subset, self.random_state)
+        result = self._run_solver(problem, fit_subset, w, b)
+        self._set_fitted(X, problem, result)
+
+    def _run_solver(self, problem: Problem, fit_subset, w: np.ndarray, b: np.ndarray) -> SolverResult:
+        max_iter = self.max_iter if self.max_iter is not None else DEFAULT_MAX_ITER[self.solver]
+        with tqdm(total=max_iter, desc=f"SubQ {self.solver}", disable=not self.verbose) as bar:
+
+            def progress(iteration: int, objective: float) -> None:
+                bar.update(1)
+                bar.set_postfix(objective=f"{objective:.6g}")
+
+            if self.solver == "alternating":
+                result = alternating(problem, fit_subset, w, b, max_iter, progress)
+            else:
+                result = gradient_method(
+                    problem,
+                    w,
+                    b,
+                    method=self.solver,
+                    max_iter=max_iter,
+                    tol=self.tol,
+                    n_iter_no_change=self.n_iter_no_change,
+                    momentum=self.momentum,
+                    smoothing=self.smoothing,
+                    line_search=self.line_search,
+                    progress=progress,
+                )
+        if not result.converged:
+            warnings.warn(
+                f"SubQ solver {self.solver!r} reached max_iter={max_iter} before the kept subset "
+                "settled; increase max_iter (or tol for the gradient solvers).",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
+        return result
+
+    def _set_fitted(self, X: np.ndarray, problem: Problem, result: SolverResult) -> None:
+        single = problem.n_outputs == 1 and self._single_output
+        evaluation = result.evaluation
+        self.X_fit_ = X
+        self.dual_coef_ = result.w.ravel() if single else result.w
+        self.intercept_ = float(result.b[0]) if single else result.b
+        self.inlier_mask_ = evaluation.mask
+        self.outlier_scores_ = evaluation.losses
+        self.threshold_ = evaluation.threshold
+        self.n_iter_ = result.n_iter
+        self.objective_history_ = np.asarray(result.history)
+        self.converged_ = result.converged
+
+    # -- prediction --------------------------------------------------------------------------
+
+    def _decision(self, X: Any) -> np.ndarray:
+        """Model outputs f(X), shape (n_samples, n_outputs)."""
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        params = kernel_params(self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params)
+        K = compute_kernel(X, self.X_fit_, self.kernel, params)
+        w = self.dual_coef_.reshape(self.X_fit_.shape[0], -1)
+        return K @ w + np.atleast_1d(self.intercept_)
