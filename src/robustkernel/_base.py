@@ -53,6 +53,7 @@ class BaseSubquantile(BaseEstimator):
         "verbose": ["boolean"],
     }
     _subset_fitter: ClassVar[type]
+    _y_numeric: ClassVar[bool]
 
     def __init__(
         self,
@@ -97,24 +98,21 @@ class BaseSubquantile(BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def __sklearn_tags__(self):  # noqa: D105
+    def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self.kernel == "precomputed"
         return tags
 
     # -- fitting -----------------------------------------------------------------------------
 
-    def _validate_X(self, X: Any, y: Any = None, *, reset: bool = True) -> Any:
+    def _validate_training_data(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
         """sklearn's validation, plus the square-matrix rule of a precomputed kernel."""
-        if y is None:
-            X = validate_data(self, X, reset=reset)
-        else:
-            X, y = validate_data(self, X, y, reset=reset, multi_output=True, y_numeric=False)
-        if reset and self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
+        X, y = validate_data(self, X, y, multi_output=True, y_numeric=self._y_numeric)
+        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise ValueError(
                 f'kernel="precomputed" needs a square n x n kernel matrix at fit, got {X.shape}.'
             )
-        return X if y is None else (X, y)
+        return X, y
 
     def _check_solver_options(self) -> None:
         if self.smoothing is not None and self.solver == "alternating":
@@ -123,7 +121,9 @@ class BaseSubquantile(BaseEstimator):
                 "the 'alternating' solver uses the hard subquantile."
             )
         if self.line_search and self.solver != "gd":
-            raise ValueError(f"line_search=True is only available with solver='gd', got {self.solver!r}.")
+            raise ValueError(
+                f"line_search=True is only available with solver='gd', got {self.solver!r}."
+            )
 
     def _fit_coefficients(self, X: np.ndarray, Y: np.ndarray, loss: Loss) -> None:
         """Fit the dual coefficients on the kernel of X and set the fitted attributes."""
@@ -147,7 +147,9 @@ class BaseSubquantile(BaseEstimator):
         result = self._run_solver(problem, fit_subset, w, b)
         self._set_fitted(X, problem, result)
 
-    def _run_solver(self, problem: Problem, fit_subset, w: np.ndarray, b: np.ndarray) -> SolverResult:
+    def _run_solver(
+        self, problem: Problem, fit_subset, w: np.ndarray, b: np.ndarray
+    ) -> SolverResult:
         max_iter = self.max_iter if self.max_iter is not None else DEFAULT_MAX_ITER[self.solver]
         with tqdm(total=max_iter, desc=f"SubQ {self.solver}", disable=not self.verbose) as bar:
 
@@ -198,7 +200,7 @@ class BaseSubquantile(BaseEstimator):
     def _decision(self, X: Any) -> np.ndarray:
         """Model outputs f(X), shape (n_samples, n_outputs)."""
         check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
+        X = validate_data(self, X, reset=False)
         params = kernel_params(self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params)
         K = compute_kernel(X, self.X_fit_, self.kernel, params)
         w = self.dual_coef_.reshape(self.X_fit_.shape[0], -1)

@@ -31,7 +31,10 @@ class RidgeSubsetFitter:
     def __init__(self, problem: Problem) -> None:
         self.problem = problem
         n = problem.n_samples
-        self._full = cho_factor(_shifted(problem.K, problem.alpha))
+        try:
+            self._full = cho_factor(_shifted(problem.K, problem.alpha))
+        except LinAlgError as error:
+            raise ValueError(_NOT_PSD) from error
         self._inverse_columns = np.empty((n, 0))
         self._position = np.full(n, -1)
 
@@ -186,12 +189,18 @@ def _shifted(K: np.ndarray, shift: float) -> np.ndarray:
     return A
 
 
+_NOT_PSD = (
+    "The kernel matrix (plus alpha I) is not positive definite: a kernel must be symmetric "
+    "positive semidefinite. Check a precomputed or callable kernel."
+)
+
+
 def _jittered_cholesky(K: np.ndarray) -> np.ndarray:
-    """Lower Cholesky factor of K + delta I with the smallest delta (from 1e-10 tr K / n) that works."""
+    """Lower Cholesky factor of K + delta I, delta the smallest of 1e-10, 1e-9, ... x tr(K)/n."""
     scale = max(float(np.trace(K)) / K.shape[0], np.finfo(float).tiny)
-    delta = 1e-10 * scale
-    while True:
+    for exponent in range(-10, -1):
         try:
-            return np.linalg.cholesky(_shifted(K, delta))
+            return np.linalg.cholesky(_shifted(K, 10.0**exponent * scale))
         except np.linalg.LinAlgError:
-            delta *= 10.0
+            continue
+    raise ValueError(_NOT_PSD)

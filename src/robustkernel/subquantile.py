@@ -8,6 +8,7 @@ import numpy as np
 from scipy.special import expit, softmax
 from sklearn.base import ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import column_or_1d
 
 from ._base import BaseSubquantile
 from ._losses import BinaryLogLoss, SoftmaxLoss, SquaredLoss
@@ -119,6 +120,7 @@ class SubquantileKernelRegressor(RegressorMixin, BaseSubquantile):
     )
 
     _subset_fitter = RidgeSubsetFitter
+    _y_numeric = True
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> SubquantileKernelRegressor:
@@ -136,7 +138,7 @@ class SubquantileKernelRegressor(RegressorMixin, BaseSubquantile):
         self : SubquantileKernelRegressor
             The fitted estimator.
         """
-        X, y = self._validate_X(X, y)
+        X, y = self._validate_training_data(X, y)
         y = np.asarray(y, dtype=float)
         self._single_output = y.ndim == 1
         self._fit_coefficients(X, y.reshape(y.shape[0], -1), SquaredLoss())
@@ -158,7 +160,7 @@ class SubquantileKernelRegressor(RegressorMixin, BaseSubquantile):
         F = self._decision(X)
         return F.ravel() if self._single_output else F
 
-    def __sklearn_tags__(self):  # noqa: D105
+    def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
         return tags
@@ -198,6 +200,7 @@ class SubquantileKernelClassifier(ClassifierMixin, BaseSubquantile):
     )
 
     _subset_fitter = LbfgsSubsetFitter
+    _y_numeric = False
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> SubquantileKernelClassifier:
@@ -215,8 +218,8 @@ class SubquantileKernelClassifier(ClassifierMixin, BaseSubquantile):
         self : SubquantileKernelClassifier
             The fitted estimator.
         """
-        X, y = self._validate_X(X, y)
-        y = _column_or_1d_labels(y)
+        X, y = self._validate_training_data(X, y)
+        y = column_or_1d(y, warn=True)
         check_classification_targets(y)
         self.classes_, encoded = np.unique(y, return_inverse=True)
         n_classes = self.classes_.size
@@ -284,9 +287,3 @@ class SubquantileKernelClassifier(ClassifierMixin, BaseSubquantile):
         F = self._decision(X)
         index = (F[:, 0] > 0).astype(int) if self._single_output else np.argmax(F, axis=1)
         return self.classes_[index]
-
-
-def _column_or_1d_labels(y: np.ndarray) -> np.ndarray:
-    from sklearn.utils.validation import column_or_1d
-
-    return column_or_1d(y, warn=True)

@@ -1,0 +1,438 @@
+"""Kernel families, objective J_n, its gradient and the projections for `MetricKernelRidge`.
+
+Notation (SPEC section 2, paper 003 eq. (1.5)). For a PSD matrix ``Sigma`` (p x p) and a kernel
+``k_Sigma`` the kernel-learning objective is
+
+    J_n(Sigma) = min_{a, gamma} (1/2n) ||y - K a - gamma 1||^2 + (lam/2) a^T K a
+               = (lam/2) (H y)^T (K_c + n lam I)^{-1} (H y),
+
+with ``H = I - 11^T/n`` and ``K_c = H K H``. The minimizer is ``a = (K_c + n lam I)^{-1} H y``
+(which sums to zero), ``gamma = mean(y - K a)`` and the residual is ``r = n lam a``. The gradient
+is ``-(lam/2) a^T (dK/dSigma) a``:
+
+* translation-invariant kernels ``k = phi(||x - x'||^2_Sigma)``, ``W_ij = a_i a_j phi'(D_ij)``:
+  ``grad = -(lam/2) sum_ij W_ij (x_i - x_j)(x_i - x_j)^T = -lam X^T (diag(W 1) - W) X``;
+* inner-product kernels ``k = psi(x^T Sigma x')``, ``W_ij = a_i a_j psi'(x_i^T Sigma x_j)``:
+  ``grad = -(lam/2) X^T W X``.
+
+Both cost O(n^2 p + n p^2) time and O(n^2) memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve, eigh
+
+__all__ = [
+    "DISTANCE_KERNELS",
+    "INNER_PRODUCT_KERNELS",
+    "DescentResult",
+    "InnerSolution",
+    "KernelFamily",
+    "gradient",
+    "inner_solution",
+    "kernel_argument",
+    "kernel_matrix",
+    "objective",
+    "project",
+    "projected_gradient_descent",
+    "projected_gradient_sq_norm",
+    "resolve_kernel",
+]
+
+DISTANCE_KERNELS = ("gaussian", "gaussian_mixture")
+INNER_PRODUCT_KERNELS = ("linear", "cubic")
+DEFAULT_INNER_PRODUCT_BOUND = 1e5
+
+
+@dataclass(frozen=True)
+class KernelFamily:
+    """A kernel profile ``phi`` (or ``psi``) with its derivative.
+
+    Attributes
+    ----------
+    kind : {"distance", "inner"}
+        ``"distance"``: ``k(x, x') = phi(||x - x'||^2_Sigma)``; ``"inner"``:
+        ``k(x, x') = psi(x^T Sigma x')``.
+    fn, deriv : callable
+        Vectorised profile and its derivative, applied elementwise to an array.
+    name : str
+        A label for messages.
+    """
+
+    kind: str
+    fn: Callable[[np.ndarray], np.ndarray]
+    deriv: Callable[[np.ndarray], np.ndarray]
+    name: str
+
+
+def _gaussian() -> KernelFamily:
+    return KernelFamily("distance", lambda z: np.exp(-z), lambda z: -np.exp(-z), "gaussian")
+
+
+def _gaussian_mixture(params: dict[str, Any]) -> KernelFamily:
+    if "weights" not in params or "scales" not in params:
+        raise ValueError(
+            "kernel='gaussian_mixture' needs kernel_params={'weights': c, 'scales': t} "
+            "(phi(z) = sum_m c_m exp(-t_m z))."
+        )
+    c = np.asarray(params["weights"], dtype=float).ravel()
+    t = np.asarray(params["scales"], dtype=float).ravel()
+    if c.shape != t.shape or c.size == 0:
+        raise ValueError(
+            f"gaussian_mixture weights and scales must be non-empty and of equal length; "
+            f"got {c.size} and {t.size}."
+        )
+    if not (np.all(np.isfinite(c)) and np.all(np.isfinite(t))):
+        raise ValueError("gaussian_mixture weights and scales must be finite.")
+    if np.any(c < 0) or not np.any(c > 0) or np.any(t <= 0):
+        raise ValueError(
+            "gaussian_mixture needs weights c_m >= 0 (not all zero) and scales t_m > 0."
+        )
+
+    def fn(z: np.ndarray) -> np.ndarray:
+        out = np.zeros_like(z)
+        for cm, tm in zip(c, t, strict=True):
+            out += cm * np.exp(-tm * z)
+        return out
+
+    def deriv(z: np.ndarray) -> np.ndarray:
+        out = np.zeros_like(z)
+        for cm, tm in zip(c, t, strict=True):
+            out -= cm * tm * np.exp(-tm * z)
+        return out
+
+    return KernelFamily("distance", fn, deriv, "gaussian_mixture")
+
+
+def _linear() -> KernelFamily:
+    return KernelFamily("inner", lambda u: u.copy(), np.ones_like, "linear")
+
+
+def _cubic() -> KernelFamily:
+    return KernelFamily("inner", lambda u: u**3, lambda u: 3.0 * u**2, "cubic")
+
+
+def resolve_kernel(kernel: Any, kernel_params: dict[str, Any] | None = None) -> KernelFamily:
+    """Turn the ``kernel`` parameter of `MetricKernelRidge` into a `KernelFamily`.
+
+    Parameters
+    ----------
+    kernel : {"gaussian", "gaussian_mixture", "linear", "cubic"} or (callable, callable)
+        A name, or a pair ``(phi, dphi)`` of vectorised callables defining the translation-invariant
+        kernel ``phi(||x - x'||^2_Sigma)`` and the derivative ``phi'``.
+    kernel_params : dict, default=None
+        ``{"weights": c, "scales": t}`` for ``"gaussian_mixture"``; ignored otherwise.
+
+    Returns
+    -------
+    KernelFamily
+    """
+    if isinstance(kernel, str):
+        if kernel == "gaussian":
+            return _gaussian()
+        if kernel == "gaussian_mixture":
+            return _gaussian_mixture(dict(kernel_params or {}))
+        if kernel == "linear":
+            return _linear()
+        if kernel == "cubic":
+            return _cubic()
+        names = (*DISTANCE_KERNELS, *INNER_PRODUCT_KERNELS)
+        raise ValueError(f"Unknown kernel {kernel!r}; expected one of {names} or (phi, dphi).")
+    if (
+        isinstance(kernel, tuple | list)
+        and len(kernel) == 2
+        and callable(kernel[0])
+        and callable(kernel[1])
+    ):
+        phi, dphi = kernel
+
+        def fn(z: np.ndarray) -> np.ndarray:
+            return np.asarray(phi(z), dtype=float)
+
+        def deriv(z: np.ndarray) -> np.ndarray:
+            return np.asarray(dphi(z), dtype=float)
+
+        return KernelFamily("distance", fn, deriv, getattr(phi, "__name__", "callable"))
+    raise TypeError(
+        "kernel must be a string or a pair (phi, dphi) of callables; "
+        f"got {type(kernel).__name__}."
+    )
+
+
+def kernel_argument(
+    X: np.ndarray, Y: np.ndarray | None, Sigma: np.ndarray, family: KernelFamily
+) -> np.ndarray:
+    """The matrix the profile is applied to: squared Sigma-distances or Sigma-inner products.
+
+    ``Sigma`` is a full (p, p) matrix or, for diagonal metrics, a (p,) vector of its diagonal.
+    With ``Y=None`` the result is exactly symmetric and, for distances, has a zero diagonal.
+    """
+    symmetric = Y is None
+    Y = X if Y is None else Y
+    XS = X * Sigma if Sigma.ndim == 1 else X @ Sigma
+    inner = XS @ Y.T
+    if family.kind == "inner":
+        return 0.5 * (inner + inner.T) if symmetric else inner
+    sq_x = np.einsum("ij,ij->i", XS, X)
+    if symmetric:
+        D = sq_x[:, None] + sq_x[None, :] - 2.0 * inner
+        D = 0.5 * (D + D.T)
+        np.fill_diagonal(D, 0.0)
+        return D
+    YS = Y * Sigma if Sigma.ndim == 1 else Y @ Sigma
+    sq_y = np.einsum("ij,ij->i", YS, Y)
+    return sq_x[:, None] + sq_y[None, :] - 2.0 * inner
+
+
+def kernel_matrix(
+    X: np.ndarray, Y: np.ndarray | None, Sigma: np.ndarray, family: KernelFamily
+) -> np.ndarray:
+    """Kernel matrix ``k_Sigma(X, Y)`` (``Y=None``: ``k_Sigma(X, X)``)."""
+    return family.fn(kernel_argument(X, Y, Sigma, family))
+
+
+@dataclass
+class InnerSolution:
+    """The inner kernel ridge problem solved at one ``Sigma``.
+
+    Attributes
+    ----------
+    objective : float
+        ``J_n(Sigma)``.
+    dual_coef : ndarray of shape (n,)
+        ``a``; it sums to zero.
+    intercept : float
+        ``gamma``.
+    argument : ndarray of shape (n, n)
+        Squared distances or inner products the kernel was computed from (for the gradient).
+    """
+
+    objective: float
+    dual_coef: np.ndarray
+    intercept: float
+    argument: np.ndarray
+
+
+def inner_solution(
+    X: np.ndarray, y: np.ndarray, Sigma: np.ndarray, lam: float, family: KernelFamily
+) -> InnerSolution:
+    """Solve the inner problem over ``(a, gamma)`` in closed form with a Cholesky factorization.
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        If ``K_c + n lam I`` is not numerically positive definite (only possible for inner-product
+        kernels with enormous ``Sigma``).
+    """
+    n = X.shape[0]
+    A = kernel_argument(X, None, Sigma, family)
+    K = family.fn(A)
+    row_mean = K.mean(axis=1)
+    Kc = K - row_mean[:, None] - row_mean[None, :] + row_mean.mean()
+    Kc.flat[:: n + 1] += n * lam
+    yc = y - y.mean()
+    factor = cho_factor(Kc, lower=True, overwrite_a=True, check_finite=False)
+    a = cho_solve(factor, yc, check_finite=False)
+    a -= a.mean()  # exact in exact arithmetic; removes round-off
+    objective = 0.5 * lam * float(yc @ a)
+    intercept = float(np.mean(y - K @ a))
+    return InnerSolution(objective, a, intercept, A)
+
+
+def objective(
+    X: np.ndarray, y: np.ndarray, Sigma: np.ndarray, lam: float, family: KernelFamily
+) -> float:
+    """``J_n(Sigma)``, eq. (1.5) of paper 003."""
+    return inner_solution(X, y, Sigma, lam, family).objective
+
+
+def gradient(
+    X: np.ndarray,
+    sol: InnerSolution,
+    lam: float,
+    family: KernelFamily,
+    diagonal: bool = False,
+) -> np.ndarray:
+    """Gradient of ``J_n`` at the ``Sigma`` where ``sol`` was computed.
+
+    Returns a symmetric (p, p) matrix, or its diagonal (p,) when ``diagonal`` is true. Never forms
+    an n x n x p x p array: O(n^2 p + n p^2) time, O(n^2) memory.
+    """
+    a = sol.dual_coef
+    W = family.deriv(sol.argument) * a[:, None]
+    W *= a[None, :]
+    WX = W @ X
+    if family.kind == "inner":
+        if diagonal:
+            return -0.5 * lam * np.einsum("ik,ik->k", X, WX)
+        G = X.T @ WX
+        return -0.25 * lam * (G + G.T)
+    row = W.sum(axis=1)
+    if diagonal:
+        return -lam * (row @ (X * X) - np.einsum("ik,ik->k", X, WX))
+    G = (X * row[:, None]).T @ X - X.T @ WX
+    return -0.5 * lam * (G + G.T)
+
+
+def project(
+    S: np.ndarray, upper: float = np.inf
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Euclidean projection onto ``{Sigma PSD, ||Sigma||_op <= upper}`` (or onto the box).
+
+    Parameters
+    ----------
+    S : ndarray of shape (p, p) or (p,)
+        A symmetric matrix, or the diagonal of a diagonal matrix.
+    upper : float, default=inf
+        Upper bound on the eigenvalues.
+
+    Returns
+    -------
+    Sigma : ndarray
+        The projection, exactly symmetric: ``(V * D) @ V.T``.
+    eigenvalues : ndarray of shape (p,)
+        Clipped eigenvalues (diagonal entries for a vector input), ascending for matrices.
+    eigenvectors : ndarray of shape (p, p) or None
+        Orthonormal eigenvectors (``None`` for a vector input).
+    """
+    if S.ndim == 1:
+        d = np.clip(S, 0.0, upper)
+        return d, d, None
+    D, V = eigh(0.5 * (S + S.T))
+    D = np.clip(D, 0.0, upper)
+    Sigma = (V * D) @ V.T
+    Sigma = 0.5 * (Sigma + Sigma.T)
+    return Sigma, D, V
+
+
+def projected_gradient_sq_norm(
+    G: np.ndarray, eigenvalues: np.ndarray, eigenvectors: np.ndarray | None
+) -> float:
+    """``||U U^T G U U^T||_F^2`` with ``U`` an orthonormal basis of the current ``col(Sigma)``."""
+    support = eigenvalues > 0
+    if eigenvectors is None:
+        return float(np.sum(G[support] ** 2))
+    U = eigenvectors[:, support]
+    return float(np.sum((U.T @ G @ U) ** 2))
+
+
+@dataclass
+class DescentResult:
+    """Outcome of `projected_gradient_descent`.
+
+    Attributes
+    ----------
+    Sigma : ndarray
+        Final iterate ((p, p), or (p,) for diagonal metrics).
+    eigenvalues : ndarray of shape (p,)
+        Its eigenvalues as left by the last projection (ascending), or its diagonal.
+    eigenvectors : ndarray of shape (p, p) or None
+        Matching orthonormal eigenvectors (``None`` for diagonal metrics).
+    solution : InnerSolution
+        The inner problem solved at ``Sigma``.
+    n_iter : int
+        Accepted gradient steps.
+    objective_history : ndarray of shape (n_iter + 1,)
+        ``J_n`` at the start and after every accepted step.
+    converged : bool
+        Whether the stopping rule ``||Sigma+ - Sigma||_F / eta < tol`` was met (or the line search
+        found no decrease above ``eta = min_step``, i.e. a numerically stationary point).
+    stop_reason : str
+        ``"tol"``, ``"line_search"`` or ``"max_iter"``.
+    """
+
+    Sigma: np.ndarray
+    eigenvalues: np.ndarray
+    eigenvectors: np.ndarray | None
+    solution: InnerSolution
+    n_iter: int
+    objective_history: np.ndarray
+    converged: bool
+    stop_reason: str
+
+
+def _try_solution(
+    X: np.ndarray, y: np.ndarray, Sigma: np.ndarray, lam: float, family: KernelFamily
+) -> InnerSolution | None:
+    """`inner_solution`, or ``None`` when the kernel system is numerically singular / not finite."""
+    try:
+        sol = inner_solution(X, y, Sigma, lam, family)
+    except (np.linalg.LinAlgError, ValueError):
+        return None
+    if not np.isfinite(sol.objective):
+        return None
+    return sol
+
+
+def projected_gradient_descent(
+    X: np.ndarray,
+    y: np.ndarray,
+    Sigma0: np.ndarray,
+    lam: float,
+    family: KernelFamily,
+    *,
+    lr: float = 0.1,
+    armijo_c: float = 1e-3,
+    beta: float = 0.5,
+    tol: float = 1e-3,
+    max_iter: int = 2000,
+    upper: float = np.inf,
+    min_step: float = 1e-15,
+) -> DescentResult:
+    """Minimize ``J_n`` over the PSD cone by projected gradient descent with Armijo backtracking.
+
+    Every iteration starts at ``eta = lr`` and multiplies it by ``beta`` until
+    ``J(P(Sigma - eta G)) <= J(Sigma) - armijo_c * eta * ||G_p||_F^2`` with ``G_p`` the gradient
+    compressed to the current column space of ``Sigma`` (paper 003, Section 7.1; SPEC section 2).
+    Stops when ``||Sigma+ - Sigma||_F / eta < tol``, when no step above ``min_step`` decreases
+    ``J_n``, or after ``max_iter`` steps. A ``(p,)`` ``Sigma0`` means a diagonal metric.
+    """
+    diagonal = Sigma0.ndim == 1
+    Sigma, D, V = project(Sigma0, upper)
+    sol = _try_solution(X, y, Sigma, lam, family)
+    if sol is None:
+        raise ValueError(
+            "J_n is not finite at the initial Sigma (the kernel matrix overflows or is not "
+            "positive semidefinite); rescale X or choose a smaller init."
+        )
+    history = [sol.objective]
+    stop_reason = "max_iter"
+    n_iter = 0
+    for _ in range(max_iter):
+        G = gradient(X, sol, lam, family, diagonal=diagonal)
+        decrease = armijo_c * projected_gradient_sq_norm(G, D, V)
+        eta = lr
+        while True:
+            cand, cand_D, cand_V = project(Sigma - eta * G, upper)
+            cand_sol = _try_solution(X, y, cand, lam, family)
+            if cand_sol is not None and cand_sol.objective <= sol.objective - eta * decrease:
+                break
+            eta *= beta
+            if eta < min_step:
+                cand_sol = None
+                break
+        if cand_sol is None:
+            stop_reason = "line_search"
+            break
+        step = float(np.linalg.norm(cand - Sigma)) / eta
+        Sigma, D, V, sol = cand, cand_D, cand_V, cand_sol
+        history.append(sol.objective)
+        n_iter += 1
+        if step < tol:
+            stop_reason = "tol"
+            break
+    return DescentResult(
+        Sigma=Sigma,
+        eigenvalues=D,
+        eigenvectors=V,
+        solution=sol,
+        n_iter=n_iter,
+        objective_history=np.asarray(history),
+        converged=stop_reason != "max_iter",
+        stop_reason=stop_reason,
+    )

@@ -1,0 +1,259 @@
+"""Mathematical properties of the Subquantile core, checked against independent computations."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.linalg import lstsq
+from sklearn.kernel_ridge import KernelRidge
+from sklearn.metrics.pairwise import rbf_kernel
+
+from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
+from robustkernel._losses import BinaryLogLoss, SoftmaxLoss, SquaredLoss
+from robustkernel._problem import Problem
+from robustkernel._solvers import _gradient
+from robustkernel._subset_fit import RidgeSubsetFitter
+from robustkernel._trimming import n_kept, subquantile
+
+
+@pytest.mark.parametrize(
+    ("kernel", "params"),
+    [
+        ("rbf", {"gamma": 0.7}),
+        ("polynomial", {"degree": 3, "coef0": 1.0, "gamma": 0.5}),
+        ("linear", {}),
+        ("laplacian", {"gamma": 0.3}),
+    ],
+)
+def test_epsilon_zero_equals_kernel_ridge(regression_data, kernel, params):
+    X, y = regression_data
+    reference = KernelRidge(alpha=0.3, kernel=kernel, **params).fit(X, y)
+    model = SubquantileKernelRegressor(
+        epsilon=0.0, alpha=0.3, kernel=kernel, fit_intercept=False, **params
+    ).fit(X, y)
+    X_new = np.random.default_rng(1).uniform(-2, 2, size=(50, 2))
+    np.testing.assert_allclose(
+        model.predict(X_new), reference.predict(X_new), rtol=1e-8, atol=1e-10
+    )
+    np.testing.assert_allclose(model.dual_coef_, reference.dual_coef_, rtol=1e-8, atol=1e-10)
+    assert model.inlier_mask_.all()
+
+
+def test_epsilon_zero_precomputed_equals_kernel_ridge(regression_data):
+    X, y = regression_data
+    X_new = np.random.default_rng(1).uniform(-2, 2, size=(30, 2))
+    K, K_new = rbf_kernel(X, X, gamma=0.5), rbf_kernel(X_new, X, gamma=0.5)
+    reference = KernelRidge(alpha=0.1, kernel="precomputed").fit(K, y)
+    model = SubquantileKernelRegressor(
+        epsilon=0.0, alpha=0.1, kernel="precomputed", fit_intercept=False
+    ).fit(K, y)
+    np.testing.assert_allclose(model.predict(K_new), reference.predict(K_new), rtol=1e-8)
+
+
+def test_epsilon_zero_multioutput_equals_kernel_ridge(regression_data):
+    X, y = regression_data
+    Y = np.column_stack([y, X[:, 0] ** 2])
+    reference = KernelRidge(alpha=0.2, kernel="rbf").fit(X, Y)
+    model = SubquantileKernelRegressor(epsilon=0.0, alpha=0.2, fit_intercept=False).fit(X, Y)
+    assert model.predict(X).shape == Y.shape
+    np.testing.assert_allclose(model.predict(X), reference.predict(X), rtol=1e-8)
+
+
+def test_intercept_equals_direct_least_squares(regression_data):
+    """With the intercept, minimize ||y - K a - b 1||^2 + alpha a^T K a by an augmented lstsq."""
+    X, y = regression_data
+    y = y + 3.0
+    alpha = 0.2
+    K = rbf_kernel(X, X, gamma=0.5)
+    L = np.linalg.cholesky(K + 1e-12 * np.eye(len(y)))
+    # rows [K 1; sqrt(alpha) L^T 0] against [y; 0]
+    design = np.block([[K, np.ones((len(y), 1))], [np.sqrt(alpha) * L.T, np.zeros((len(y), 1))]])
+    solution = lstsq(design, np.concatenate([y, np.zeros(len(y))]))[0]
+    model = SubquantileKernelRegressor(epsilon=0.0, alpha=alpha, gamma=0.5).fit(X, y)
+    np.testing.assert_allclose(model.intercept_, solution[-1], rtol=1e-6)
+    np.testing.assert_allclose(model.predict(X), design[: len(y)] @ solution, rtol=1e-6, atol=1e-8)
+
+
+def test_n_kept_and_subquantile_ties():
+    assert n_kept(10, 0.2) == 8
+    assert n_kept(11, 0.2) == 9  # ceil(8.8)
+    assert n_kept(7, 0.0) == 7
+    losses = np.array([3.0, 1.0, 1.0, 2.0, 1.0])
+    mask, threshold = subquantile(losses, 2)
+    np.testing.assert_array_equal(mask, [False, True, True, False, False])  # ties by row index
+    assert threshold == 1.0
+
+
+def _contaminated(n: int = 150, eps: float = 0.2, seed: int = 0):
+    from conftest import make_regression
+
+    X, y = make_regression(n, seed)
+    rng = np.random.default_rng(seed + 100)
+    bad = rng.choice(n, size=int(eps * n), replace=False)
+    y = y.copy()
+    y[bad] = rng.normal(5.0, np.sqrt(5.0), size=bad.size)
+    return X, y, bad
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_alternating_objective_never_increases_and_keeps_k(fit_intercept):
+    X, y, _ = _contaminated()
+    model = SubquantileKernelRegressor(
+        epsilon=0.2, alpha=0.05, fit_intercept=fit_intercept, init="zeros"
+    ).fit(X, y)
+    history = model.objective_history_
+    assert len(history) == model.n_iter_ + 1 >= 2
+    assert np.all(np.diff(history) <= 1e-10 * np.abs(history[:-1]))
+    assert model.inlier_mask_.sum() == n_kept(len(y), 0.2)
+    assert model.converged_
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_alternating_classifier_objective_never_increases(n_classes):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 2))
+    y = (
+        (np.arctan2(X[:, 1], X[:, 0]) > 0).astype(int)
+        if n_classes == 2
+        else rng.integers(0, 3, 120)
+    )
+    model = SubquantileKernelClassifier(epsilon=0.15, alpha=0.1, init="zeros").fit(X, y)
+    history = model.objective_history_
+    assert np.all(np.diff(history) <= 1e-8 * np.abs(history[:-1]))
+    assert model.inlier_mask_.sum() == n_kept(120, 0.15)
+
+
+def _problem_for(loss, n_outputs: int, seed: int = 0, fit_intercept: bool = True) -> Problem:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(40, 3))
+    K = rbf_kernel(X, gamma=0.4)
+    if isinstance(loss, SquaredLoss):
+        Y = rng.normal(size=(40, n_outputs))
+    elif isinstance(loss, BinaryLogLoss):
+        Y = rng.integers(0, 2, size=(40, 1)).astype(float)
+    else:
+        Y = np.eye(n_outputs)[rng.integers(0, n_outputs, 40)]
+    return Problem(K, Y, loss, alpha=0.3, k=30, fit_intercept=fit_intercept)
+
+
+@pytest.mark.parametrize(
+    ("loss", "n_outputs"),
+    [(SquaredLoss(), 1), (SquaredLoss(), 2), (BinaryLogLoss(), 1), (SoftmaxLoss(), 3)],
+)
+def test_rkhs_gradient_matches_finite_differences(loss, n_outputs):
+    """<grad F, h>_H equals the directional derivative of F along h = sum_j v_j k(x_j, .)."""
+    problem = _problem_for(loss, n_outputs)
+    rng = np.random.default_rng(7)
+    n, C = problem.n_samples, problem.n_outputs
+    w, b = 0.3 * rng.normal(size=(n, C)), rng.normal(size=C)
+    evaluation = problem.evaluate(w, b)
+    mask = evaluation.mask  # a fixed subset
+    grad_w, grad_b = _gradient(problem, w, evaluation, smoothing=None)
+    v, db = rng.normal(size=(n, C)), rng.normal(size=C)
+    analytic = np.sum(grad_w * (problem.K @ v)) + np.sum(grad_b * db)
+    h = 1e-6
+    plus = problem.subset_objective(w + h * v, b + h * db, mask)
+    minus = problem.subset_objective(w - h * v, b - h * db, mask)
+    numeric = (plus - minus) / (2 * h)
+    assert analytic == pytest.approx(numeric, rel=1e-6)
+
+
+def test_schur_complement_subset_solve_equals_direct_solve():
+    problem = _problem_for(SquaredLoss(), 1, seed=2)
+    fitter = RidgeSubsetFitter(problem)
+    rng = np.random.default_rng(5)
+    for _ in range(4):  # successive subsets reuse cached columns of (K + alpha I)^-1
+        mask = rng.random(problem.n_samples) < 0.9
+        w, b = fitter.fit(mask, None, None, problem.alpha)
+        K_SS = problem.K[np.ix_(mask, mask)]
+        y_S = problem.Y[mask, 0]
+        A = K_SS + problem.alpha * np.eye(mask.sum())
+        Ai_y, Ai_1 = np.linalg.solve(A, y_S), np.linalg.solve(A, np.ones(mask.sum()))
+        b_direct = Ai_y.sum() / Ai_1.sum()
+        np.testing.assert_allclose(b[0], b_direct, rtol=1e-9)
+        np.testing.assert_allclose(w[mask, 0], Ai_y - b_direct * Ai_1, rtol=1e-8, atol=1e-10)
+        assert np.all(w[~mask] == 0)
+
+
+@pytest.mark.parametrize("solver", ["gd", "momentum", "nesterov"])
+def test_gradient_solvers_reach_the_alternating_solution(solver):
+    X, y, _ = _contaminated(n=80)
+    common = {"epsilon": 0.2, "alpha": 2.0, "kernel": "rbf", "gamma": 0.3}
+    reference = SubquantileKernelRegressor(**common).fit(X, y)
+    model = SubquantileKernelRegressor(**common, solver=solver, tol=1e-12, max_iter=20000).fit(X, y)
+    np.testing.assert_array_equal(model.inlier_mask_, reference.inlier_mask_)
+    final, best = model.objective_history_[-1], reference.objective_history_[-1]
+    assert abs(final - best) <= 1e-3 * best
+
+
+def test_line_search_gd_decreases_objective():
+    X, y, _ = _contaminated(n=80)
+    common = {"epsilon": 0.2, "alpha": 0.5, "solver": "gd", "init": "zeros", "max_iter": 300}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        searched = SubquantileKernelRegressor(**common, line_search=True).fit(X, y)
+        fixed = SubquantileKernelRegressor(**common).fit(X, y)
+    assert np.all(np.diff(searched.objective_history_) <= 0)
+    # longer accepted steps: at least as far down after the same number of iterations
+    assert searched.objective_history_[-1] <= fixed.objective_history_[-1]
+
+
+def test_smoothing_approaches_the_hard_subquantile():
+    """Weights sigmoid(s (t - l_i)) tend to the indicator of S as s grows.
+
+    The row at the threshold itself keeps weight 1/2 for every s, so the limit differs from the
+    hard fit by that half row; the distance must shrink with s and then level off.
+    """
+    X, y, _ = _contaminated(n=80)
+    common = {"epsilon": 0.2, "alpha": 2.0, "gamma": 0.3, "solver": "nesterov", "tol": 1e-12}
+    hard = SubquantileKernelRegressor(**common, max_iter=5000).fit(X, y)
+    distances = []
+    for smoothing in [1.0, 10.0, 1e4]:
+        smooth = SubquantileKernelRegressor(**common, smoothing=smoothing, max_iter=5000).fit(X, y)
+        np.testing.assert_array_equal(hard.inlier_mask_, smooth.inlier_mask_)
+        distances.append(np.abs(smooth.predict(X) - hard.predict(X)).max())
+    assert distances[0] > distances[1] > distances[2]
+    assert distances[2] < distances[0] / 3
+
+
+@pytest.mark.parametrize("solver", ["alternating", "gd"])
+def test_radius_constraint(solver):
+    X, y, _ = _contaminated(n=80)
+    free = SubquantileKernelRegressor(epsilon=0.2, alpha=0.05, gamma=0.5).fit(X, y)
+    K = rbf_kernel(X, gamma=0.5)
+    free_norm = np.sqrt(free.dual_coef_ @ K @ free.dual_coef_)
+    radius = 0.5 * free_norm
+    model = SubquantileKernelRegressor(
+        epsilon=0.2, alpha=0.05, gamma=0.5, radius=radius, solver=solver, max_iter=3000
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X, y)
+    norm = np.sqrt(model.dual_coef_ @ K @ model.dual_coef_)
+    assert norm <= radius * (1 + 1e-9)
+    if solver == "alternating":  # the constraint binds at the optimum of a problem it cuts
+        assert norm == pytest.approx(radius, rel=1e-6)
+
+
+def test_glorot_init_is_deterministic_given_random_state():
+    X, y, _ = _contaminated(n=60)
+    kwargs = {"epsilon": 0.2, "init": "glorot", "solver": "gd", "max_iter": 5, "random_state": 4}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = SubquantileKernelRegressor(**kwargs).fit(X, y).dual_coef_
+        second = SubquantileKernelRegressor(**kwargs).fit(X, y).dual_coef_
+        other = SubquantileKernelRegressor(**{**kwargs, "random_state": 5}).fit(X, y).dual_coef_
+    np.testing.assert_array_equal(first, second)
+    assert not np.allclose(first, other)
+
+
+def test_array_init_and_convergence_warning():
+    X, y, _ = _contaminated(n=60)
+    with pytest.warns(Warning, match="max_iter"):
+        model = SubquantileKernelRegressor(
+            epsilon=0.2, solver="gd", init=np.zeros(60), max_iter=3
+        ).fit(X, y)
+    assert not model.converged_
+    assert model.n_iter_ == 3
