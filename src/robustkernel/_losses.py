@@ -27,6 +27,33 @@ class Loss:
         """Derivative of each row's loss with respect to its outputs, shape (n, C)."""
         raise NotImplementedError
 
+    def hessian_sum(self, F: np.ndarray) -> np.ndarray:
+        """Sum over rows of the Hessian of l_i in F_i, shape (C, C)."""
+        raise NotImplementedError
+
+    def best_intercept(
+        self, Kw: np.ndarray, Y: np.ndarray, b: np.ndarray, max_iter: int = 50
+    ) -> np.ndarray:
+        """argmin over b of sum_i l_i(Kw_i + b): damped Newton from ``b`` (one step if squared)."""
+        value = self.loss(Kw + b, Y).sum()
+        for _ in range(max_iter):
+            F = Kw + b
+            hessian = self.hessian_sum(F)
+            step = np.linalg.lstsq(hessian, self.gradient(F, Y).sum(axis=0), rcond=1e-12)[0]
+            shrink = 1.0
+            while shrink > 1e-10:
+                trial = b - shrink * step
+                trial_value = self.loss(Kw + trial, Y).sum()
+                if trial_value <= value:
+                    break
+                shrink *= 0.5
+            else:
+                return b
+            b, value = trial, trial_value
+            if np.max(np.abs(shrink * step)) <= 1e-12 * (1.0 + np.max(np.abs(b))):
+                break
+        return b
+
 
 @dataclass(frozen=True)
 class SquaredLoss(Loss):
@@ -40,6 +67,9 @@ class SquaredLoss(Loss):
 
     def gradient(self, F: np.ndarray, Y: np.ndarray) -> np.ndarray:
         return 2.0 * (F - Y)
+
+    def hessian_sum(self, F: np.ndarray) -> np.ndarray:
+        return 2.0 * F.shape[0] * np.eye(F.shape[1])
 
 
 @dataclass(frozen=True)
@@ -55,6 +85,10 @@ class BinaryLogLoss(Loss):
     def gradient(self, F: np.ndarray, Y: np.ndarray) -> np.ndarray:
         return expit(F) - Y
 
+    def hessian_sum(self, F: np.ndarray) -> np.ndarray:
+        p = expit(F)
+        return np.atleast_2d(np.sum(p * (1.0 - p)))
+
 
 @dataclass(frozen=True)
 class SoftmaxLoss(Loss):
@@ -68,3 +102,7 @@ class SoftmaxLoss(Loss):
 
     def gradient(self, F: np.ndarray, Y: np.ndarray) -> np.ndarray:
         return softmax(F, axis=1) - Y
+
+    def hessian_sum(self, F: np.ndarray) -> np.ndarray:
+        P = softmax(F, axis=1)
+        return np.diag(P.sum(axis=0)) - P.T @ P

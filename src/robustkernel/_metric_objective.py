@@ -159,8 +159,7 @@ def resolve_kernel(kernel: Any, kernel_params: dict[str, Any] | None = None) -> 
 
         return KernelFamily("distance", fn, deriv, getattr(phi, "__name__", "callable"))
     raise TypeError(
-        "kernel must be a string or a pair (phi, dphi) of callables; "
-        f"got {type(kernel).__name__}."
+        f"kernel must be a string or a pair (phi, dphi) of callables; got {type(kernel).__name__}."
     )
 
 

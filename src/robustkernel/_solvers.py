@@ -93,9 +93,12 @@ def alternating(
 
 
 def lipschitz_constant(problem: Problem) -> float:
-    """Smoothness constant of the objective in (f, b): curvature * lambda_max + 2 alpha."""
-    top = top_eigenvalue(problem.K, add_ones=problem.fit_intercept)
-    return problem.loss.curvature * top + 2.0 * problem.alpha
+    """Smoothness constant of the objective in f: curvature * lambda_max(K) + 2 alpha.
+
+    The intercept is minimized exactly after every step, and partial minimization does not
+    increase the smoothness constant, so the intercept adds nothing here.
+    """
+    return problem.loss.curvature * top_eigenvalue(problem.K) + 2.0 * problem.alpha
 
 
 def gradient_method(
@@ -114,48 +117,45 @@ def gradient_method(
 ) -> SolverResult:
     """Functional gradient descent in the RKHS (``"gd"``), heavy ball or Nesterov momentum.
 
-    The step is 1 / L (:func:`lipschitz_constant`), or Armijo backtracking with ``line_search``.
-    Stops when S has not changed for ``n_iter_no_change`` iterations and the relative change of
-    the objective is below ``tol``.
+    Each iteration takes a step in f (dual coefficients w) of size 1 / L
+    (:func:`lipschitz_constant`), or found by Armijo backtracking with ``line_search``, then
+    sets the unpenalized intercept to its exact minimizer on the kept rows. Products with K are
+    updated by linearity, one n x n product per iteration. Stops when S has not changed for
+    ``n_iter_no_change`` iterations and the relative change of the objective is below ``tol``.
     """
     step = 1.0 / lipschitz_constant(problem)
     w, Kw = problem.project(w, problem.K @ w)
-    evaluation = problem.evaluate(w, b, Kw)
+    b, evaluation = _exact_intercept(problem, w, Kw, b, problem.evaluate(w, b, Kw).mask)
     history = [evaluation.objective]
-    velocity_w, velocity_b = np.zeros_like(w), np.zeros_like(b)
-    previous_w, previous_b = w, b
+    velocity, K_velocity = np.zeros_like(w), np.zeros_like(w)
+    previous_w, previous_Kw = w, Kw
     unchanged, converged, n_iter = 0, False, 0
     while n_iter < max_iter:
         n_iter += 1
         if method == "nesterov":
-            look_w = w + momentum * (w - previous_w)
-            look_b = b + momentum * (b - previous_b)
-            grad_w, grad_b = _gradient(problem, look_w, problem.evaluate(look_w, look_b), smoothing)
-            previous_w, previous_b = w, b
-            new_w, new_b = look_w - step * grad_w, look_b - step * grad_b
-            new_Kw = None
+            base_w = w + momentum * (w - previous_w)
+            base_Kw = Kw + momentum * (Kw - previous_Kw)
+            base = problem.evaluate(base_w, b, base_Kw)
         else:
-            grad_w, grad_b = _gradient(problem, w, evaluation, smoothing)
-            if method == "momentum":
-                velocity_w = momentum * velocity_w + grad_w
-                velocity_b = momentum * velocity_b + grad_b
-                grad_w, grad_b = velocity_w, velocity_b
-            K_grad = problem.K @ grad_w
-            if line_search:
-                step = _armijo_step(problem, w, b, evaluation, grad_w, grad_b, K_grad, 2.0 * step)
-            new_w, new_b = w - step * grad_w, b - step * grad_b
-            new_Kw = evaluation.Kw - step * K_grad
-        if new_Kw is None:
-            new_Kw = problem.K @ new_w
-        new_w, new_Kw = problem.project(new_w, new_Kw)
-        new_evaluation = problem.evaluate(new_w, new_b, new_Kw)
+            base_w, base_Kw, base = w, Kw, evaluation
+        direction = _gradient(problem, base_w, base, smoothing)
+        K_direction = problem.K @ direction
+        if method == "momentum":
+            velocity = momentum * velocity + direction
+            K_velocity = momentum * K_velocity + K_direction
+            direction, K_direction = velocity, K_velocity
+        if line_search:
+            step = _armijo_step(problem, base_w, b, base, direction, K_direction, 2.0 * step)
+        previous_w, previous_Kw = w, Kw
+        w, Kw = problem.project(base_w - step * direction, base_Kw - step * K_direction)
+        b, new_evaluation = _exact_intercept(problem, w, Kw, b, problem.evaluate(w, b, Kw).mask)
         history.append(new_evaluation.objective)
         if progress is not None:
             progress(n_iter, new_evaluation.objective)
         same_subset = np.array_equal(new_evaluation.mask, evaluation.mask)
         unchanged = unchanged + 1 if same_subset else 0
         change = abs(evaluation.objective - new_evaluation.objective)
-        w, b, evaluation = new_w, new_b, new_evaluation
+        evaluation = new_evaluation
         if unchanged >= n_iter_no_change and change <= tol * max(abs(evaluation.objective), 1e-300):
             converged = True
             break
@@ -164,17 +164,25 @@ def gradient_method(
     return SolverResult(w, b, evaluation, n_iter, history, converged)
 
 
+def _exact_intercept(
+    problem: Problem, w: np.ndarray, Kw: np.ndarray, b: np.ndarray, mask: np.ndarray
+) -> tuple[np.ndarray, Evaluation]:
+    """The intercept minimizing the loss on the rows ``mask``, and the resulting evaluation."""
+    if problem.fit_intercept:
+        b = problem.loss.best_intercept(Kw[mask], problem.Y[mask], b)
+    return b, problem.evaluate(w, b, Kw)
+
+
 def _gradient(
     problem: Problem, w: np.ndarray, evaluation: Evaluation, smoothing: float | None
-) -> Coefficients:
-    """RKHS gradient of the objective at (w, b), in dual coefficients, and its intercept part."""
+) -> np.ndarray:
+    """RKHS gradient of the objective in f at (w, b), as dual coefficients."""
     if smoothing is None:
         weights = evaluation.mask.astype(float)
     else:
         weights = smooth_weights(evaluation.losses, evaluation.threshold, smoothing)
     G = problem.loss.gradient(evaluation.F, problem.Y) * weights[:, None]
-    grad_b = G.sum(axis=0) if problem.fit_intercept else np.zeros(problem.n_outputs)
-    return G + 2.0 * problem.alpha * w, grad_b
+    return G + 2.0 * problem.alpha * w
 
 
 def _armijo_step(
@@ -182,18 +190,19 @@ def _armijo_step(
     w: np.ndarray,
     b: np.ndarray,
     evaluation: Evaluation,
-    grad_w: np.ndarray,
-    grad_b: np.ndarray,
-    K_grad: np.ndarray,
+    direction: np.ndarray,
+    K_direction: np.ndarray,
     step: float,
     shrink: float = 0.5,
     c: float = 1e-4,
 ) -> float:
-    """Largest step from ``step`` halved until F decreases by c * step * ||grad||_H^2."""
-    squared_norm = float(np.sum(grad_w * K_grad) + np.sum(grad_b**2))
+    """Largest step from ``step`` halved until F decreases by c * step * ||direction||_H^2."""
+    squared_norm = float(np.sum(direction * K_direction))
     for _ in range(60):
-        trial_w, trial_Kw = problem.project(w - step * grad_w, evaluation.Kw - step * K_grad)
-        trial = problem.evaluate(trial_w, b - step * grad_b, trial_Kw)
+        trial_w, trial_Kw = problem.project(
+            w - step * direction, evaluation.Kw - step * K_direction
+        )
+        trial = problem.evaluate(trial_w, b, trial_Kw)
         if trial.objective <= evaluation.objective - c * step * squared_norm:
             return step
         step *= shrink

@@ -38,7 +38,9 @@ _PARAMETERS_DOC = """
         "alternating" repeats {keep the k best-explained rows; refit exactly on them} until the
         kept set repeats: the objective never increases and it converges in a handful of
         iterations. "gd" is the papers' functional gradient descent with step 1/L from the
-        smoothness constant; "momentum" (heavy ball) and "nesterov" accelerate it.
+        smoothness constant L = c lambda_max(K) + 2 alpha (c = 2, 1/4, 1/2 for the squared,
+        logistic and softmax losses); after each step the unpenalized intercept is set to its
+        exact minimizer on the kept rows. "momentum" (heavy ball) and "nesterov" accelerate it.
     max_iter : int, default=None
         Iteration cap: 100 for "alternating", 1000 for the gradient solvers when None.
     tol : float, default=1e-6
