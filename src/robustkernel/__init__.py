@@ -1,7 +1,15 @@
 """robustkernel: kernel methods that stay right when a fraction of the training data is wrong."""
 
+from .metric_kernel_ridge import MetricKernelRidge, MetricKernelRidgePath, metric_kernel_ridge_path
 from .subquantile import SubquantileKernelClassifier, SubquantileKernelRegressor
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["SubquantileKernelClassifier", "SubquantileKernelRegressor", "__version__"]
+__all__ = [
+    "MetricKernelRidge",
+    "MetricKernelRidgePath",
+    "SubquantileKernelClassifier",
+    "SubquantileKernelRegressor",
+    "__version__",
+    "metric_kernel_ridge_path",
+]

@@ -1,0 +1,257 @@
+"""Benchmark of MetricKernelRidge (paper 003): gradient and lambda-path timings.
+
+Writes a Markdown section to ``BENCHMARKS_metric.md`` (or ``--out``). Every table states the
+command that produced it. Sections (``--section``, repeatable; default all):
+
+* ``gradient``: seconds per J_n evaluation and per gradient at n = 300, p = 50, and the ratio
+  against a straightforward n x n x p x p tensor gradient written here (the peer, small n only;
+  both gradients are compared numerically in the same run).
+* ``path``: seconds per 20-lambda path (0.05, ..., 1.0, warm starts) in the paper setting
+  n = 300, p = 50, f (c), Gaussian X, sigma = 0.1.
+* ``scale-n``: gradient and path time for n = 300 ... 4000 at p = 50 (paths up to ``--max-path-n``).
+* ``scale-p``: gradient and path time for p = 10 ... 200 at n = 300.
+
+Run from the repository root, e.g. ``.venv/bin/python benchmarks/bench_metric.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shlex
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from robustkernel._metric_objective import gradient, inner_solution, resolve_kernel
+from robustkernel.metric_kernel_ridge import metric_kernel_ridge_path
+from robustkernel.simulations import make_kl_regression, make_kl_train_test
+
+LAMS = np.round(np.arange(1, 21) * 0.05, 2)
+FAMILY = resolve_kernel("gaussian")
+
+
+def _best_time(fun: Callable[[], object], repeat: int = 5, min_time: float = 0.2) -> float:
+    """Best-of-``repeat`` seconds per call (each measurement runs at least ``min_time``)."""
+    fun()
+    best = np.inf
+    for _ in range(repeat):
+        calls, start = 0, time.perf_counter()
+        while True:
+            fun()
+            calls += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= min_time:
+                break
+        best = min(best, elapsed / calls)
+    return best
+
+
+def naive_tensor_gradient(X: np.ndarray, a: np.ndarray, K: np.ndarray, lam: float) -> np.ndarray:
+    """Peer: build the n x n x p x p tensor of (x_i - x_j)(x_i - x_j)^T and contract it.
+
+    Gaussian kernel, ``grad = -(lam/2) sum_ij a_i a_j phi'(D_ij) (x_i - x_j)(x_i - x_j)^T`` with
+    ``phi' = -K``. O(n^2 p^2) time and memory.
+    """
+    diff = X[:, None, :] - X[None, :, :]
+    outer = np.einsum("ijk,ijl->ijkl", diff, diff)
+    weights = a[:, None] * a[None, :] * K
+    return 0.5 * lam * np.einsum("ij,ijkl->kl", weights, outer)
+
+
+def _problem(n: int, p: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    X, y = make_kl_regression(n=n, p=p, f="c", random_state=seed)
+    return X, y, np.eye(p) / p
+
+
+def time_objective_and_gradient(n: int, p: int, lam: float = 0.1) -> dict[str, float]:
+    """Seconds per inner solve (J_n) and per gradient contraction at Sigma = I/p."""
+    X, y, S = _problem(n, p)
+    sol = inner_solution(X, y, S, lam, FAMILY)
+    repeat = 5 if n <= 1000 else 2
+    return {
+        "objective": _best_time(lambda: inner_solution(X, y, S, lam, FAMILY), repeat=repeat),
+        "gradient": _best_time(lambda: gradient(X, sol, lam, FAMILY), repeat=repeat),
+    }
+
+
+def time_path(n: int, p: int, seed: int = 0) -> dict[str, float]:
+    """Seconds for a 20-lambda warm-started path, and the ranks and iterations it used."""
+    sim = make_kl_train_test(n=n, p=p, f="c", random_state=seed)
+    start = time.perf_counter()
+    path = metric_kernel_ridge_path(sim.X_train, sim.y_train, LAMS)
+    seconds = time.perf_counter() - start
+    return {
+        "seconds": seconds,
+        "iterations": int(path.n_iter.sum()),
+        "ranks": f"{path.rank.min()}-{path.rank.max()}",
+        "converged": int(path.converged.sum()),
+    }
+
+
+# ------------------------------------------------------------------------------ sections
+def section_gradient(naive_ns: list[int]) -> list[str]:
+    p, lam = 50, 0.1
+    lines = [
+        "### Gradient cost and the n x n x p x p tensor peer (p = 50, Gaussian kernel)",
+        "",
+        "Closed form: `-lam X^T (diag(W 1) - W) X`, given the inner solution. Peer: builds the "
+        "n x n x p x p tensor (float64) and contracts it, given the same inner solution. "
+        "Both timed in the same run; `max rel diff` compares the two gradients.",
+        "",
+        "| n | J_n solve (s) | closed-form gradient (s) | tensor peer gradient (s) "
+        "| speed-up (peer / closed form) | max rel diff |",
+        "|---|---|---|---|---|---|",
+    ]
+    for n in naive_ns:
+        X, y, S = _problem(n, p)
+        sol = inner_solution(X, y, S, lam, FAMILY)
+        K = np.exp(-sol.argument)
+        t_obj = _best_time(lambda X=X, y=y, S=S: inner_solution(X, y, S, lam, FAMILY))
+        t_fast = _best_time(lambda X=X, sol=sol: gradient(X, sol, lam, FAMILY))
+        t_naive = _best_time(
+            lambda X=X, sol=sol, K=K: naive_tensor_gradient(X, sol.dual_coef, K, lam),
+            repeat=2,
+            min_time=0.0,
+        )
+        G_fast = gradient(X, sol, lam, FAMILY)
+        G_naive = naive_tensor_gradient(X, sol.dual_coef, K, lam)
+        rel = np.abs(G_fast - G_naive).max() / np.abs(G_naive).max()
+        lines.append(
+            f"| {n} | {t_obj:.2e} | {t_fast:.2e} | {t_naive:.2e} | {t_naive / t_fast:.0f}x "
+            f"| {rel:.1e} |"
+        )
+    return lines
+
+
+def section_path(seeds: list[int]) -> list[str]:
+    lines = [
+        "### 20-lambda path, paper setting (n = 300, p = 50, f (c), Gaussian X, sigma = 0.1)",
+        "",
+        "lam = 0.05, 0.10, ..., 1.00 in increasing order, warm starts, lr = 0.1, c = 1e-3, "
+        "beta = 0.5, tol = 1e-3, max_iter = 2000, init I/p. Target: < 30 s.",
+        "",
+        "| seed | seconds | total iterations | rank range | lams converged |",
+        "|---|---|---|---|---|",
+    ]
+    for seed in seeds:
+        r = time_path(300, 50, seed)
+        lines.append(
+            f"| {seed} | {r['seconds']:.1f} | {r['iterations']} | {r['ranks']} "
+            f"| {r['converged']}/20 |"
+        )
+    return lines
+
+
+def section_scale_n(ns: list[int], max_path_n: int) -> list[str]:
+    lines = [
+        "### Growth with n (p = 50, f (c))",
+        "",
+        f"Path (20 lambdas as above) only for n <= {max_path_n}. Target: n = 2000 path < 10 min.",
+        "",
+        "| n | J_n solve (s) | gradient (s) | path (s) | path iterations | rank range |",
+        "|---|---|---|---|---|---|",
+    ]
+    for n in ns:
+        t = time_objective_and_gradient(n, 50)
+        if n <= max_path_n:
+            r = time_path(n, 50)
+            path = f"{r['seconds']:.1f} | {r['iterations']} | {r['ranks']}"
+        else:
+            path = "- | - | -"
+        lines.append(f"| {n} | {t['objective']:.2e} | {t['gradient']:.2e} | {path} |")
+        print(lines[-1], flush=True)
+    return lines
+
+
+def section_scale_p(ps: list[int]) -> list[str]:
+    lines = [
+        "### Growth with p (n = 300, f (c))",
+        "",
+        "| p | J_n solve (s) | gradient (s) | path (s) | path iterations | rank range |",
+        "|---|---|---|---|---|---|",
+    ]
+    for p in ps:
+        t = time_objective_and_gradient(300, p)
+        r = time_path(300, p)
+        lines.append(
+            f"| {p} | {t['objective']:.2e} | {t['gradient']:.2e} | {r['seconds']:.1f} "
+            f"| {r['iterations']} | {r['ranks']} |"
+        )
+        print(lines[-1], flush=True)
+    return lines
+
+
+def _environment(threads: int | None) -> list[str]:
+    blas = ", ".join(
+        f"{i.get('internal_api')} {i.get('version')} ({i.get('num_threads')} threads)"
+        for i in threadpool_info()
+        if i.get("user_api") == "blas"
+    )
+    return [
+        f"Machine: {platform.machine()}, {os.cpu_count()} logical CPUs (shared with other jobs), "
+        f"Python {platform.python_version()}, NumPy {np.__version__}; BLAS: {blas}. "
+        f"BLAS threads limited to {threads if threads else 'library default'}.",
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--section", action="append", choices=["gradient", "path", "scale-n", "scale-p"]
+    )
+    parser.add_argument("--out", default="BENCHMARKS_metric.md")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="BLAS threads (0: library default). Default 1."
+    )
+    parser.add_argument("--naive-n", default="100,200,300")
+    parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--ns", default="300,500,1000,2000,4000")
+    parser.add_argument("--ps", default="10,25,50,100,200")
+    parser.add_argument("--max-path-n", type=int, default=2000)
+    args = parser.parse_args(argv)
+    sections = args.section or ["gradient", "path", "scale-n", "scale-p"]
+    command = ".venv/bin/python " + " ".join(
+        shlex.quote(a) for a in ["benchmarks/bench_metric.py", *sys.argv[1:]]
+    )
+
+    def ints(text: str) -> list[int]:
+        return [int(v) for v in text.split(",") if v]
+
+    limits = threadpool_limits(limits=args.threads) if args.threads else None
+    body: list[str] = []
+    for name in sections:
+        started = time.perf_counter()
+        if name == "gradient":
+            lines = section_gradient(ints(args.naive_n))
+        elif name == "path":
+            lines = section_path(ints(args.seeds))
+        elif name == "scale-n":
+            lines = section_scale_n(ints(args.ns), args.max_path_n)
+        else:
+            lines = section_scale_p(ints(args.ps))
+        lines += [
+            "",
+            f"Command: `{command}` (section `{name}`, "
+            f"{time.perf_counter() - started:.0f} s wall time).",
+            "",
+        ]
+        print("\n".join(lines), flush=True)
+        body += lines
+    if limits is not None:
+        limits.restore_original_limits()
+    text = "\n".join(
+        ["## MetricKernelRidge (paper 003)", "", *_environment(args.threads), "", *body]
+    )
+    Path(args.out).write_text(text + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,474 @@
+"""Kernel ridge regression with a learned metric ``Sigma`` (paper 003, SPEC section 2).
+
+The kernel ``k_Sigma(x, x') = phi(||x - x'||^2_Sigma)`` carries a PSD matrix ``Sigma`` learned by
+projected gradient descent on ``J_n(Sigma)``, the kernel ridge objective minimized over the
+coefficients and intercept. The learned ``Sigma`` is typically exactly low rank; its column space
+estimates the central mean subspace, so the estimator is both a regressor and a transformer.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    RegressorMixin,
+    TransformerMixin,
+    _fit_context,
+    clone,
+)
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+
+from ._metric_objective import (
+    DEFAULT_INNER_PRODUCT_BOUND,
+    DISTANCE_KERNELS,
+    INNER_PRODUCT_KERNELS,
+    KernelFamily,
+    kernel_matrix,
+    projected_gradient_descent,
+    resolve_kernel,
+)
+
+__all__ = ["MetricKernelRidge", "MetricKernelRidgePath", "metric_kernel_ridge_path"]
+
+RANK_RTOL = 1e-6
+
+
+class MetricKernelRidge(
+    ClassNamePrefixFeaturesOutMixin, TransformerMixin, RegressorMixin, BaseEstimator
+):
+    """Kernel ridge regression that also learns the metric ``Sigma`` of its kernel.
+
+    Solves ``min_{f, gamma, Sigma PSD} (1/2n) sum_i (y_i - f(x_i) - gamma)^2 + (lam/2) ||f||^2``
+    over the RKHS of ``k_Sigma(x, x') = phi(||x - x'||^2_Sigma)``, ``||v||^2_Sigma = v^T Sigma v``
+    (paper 003, eq. (1.2)). For fixed ``Sigma`` the inner problem is solved in closed form; the
+    reduced objective ``J_n(Sigma)`` is minimized by projected gradient descent on the PSD cone
+    with Armijo backtracking, started at ``Sigma = I / p``. No rank penalty is used, yet the
+    solution is typically exactly low rank; ``transform`` projects on its column space.
+
+    Parameters
+    ----------
+    lam : float, default=0.1
+        Ridge parameter ``lambda > 0`` (the penalty is ``(lam/2) ||f||^2`` next to a *mean*
+        squared error, so ``lam`` corresponds to ``alpha = n * lam`` of
+        ``sklearn.kernel_ridge.KernelRidge``).
+    kernel : {"gaussian", "gaussian_mixture", "linear", "cubic"} or (callable, callable), \
+            default="gaussian"
+        ``"gaussian"``: ``phi(z) = exp(-z)``. ``"gaussian_mixture"``:
+        ``phi(z) = sum_m c_m exp(-t_m z)`` with ``kernel_params={"weights": c, "scales": t}``.
+        A pair ``(phi, dphi)`` of vectorised callables gives any other translation-invariant
+        kernel ``phi(||x - x'||^2_Sigma)``. ``"linear"`` (``x^T Sigma x'``) and ``"cubic"``
+        (``(x^T Sigma x')^3``) are the inner-product kernels of the paper's control experiment;
+        they carry the constraint ``||Sigma||_op <= op_norm_bound``.
+    kernel_params : dict, default=None
+        Parameters of ``"gaussian_mixture"``.
+    lr : float, default=0.1
+        Initial step size of every line search.
+    armijo_c : float, default=1e-3
+        Sufficient-decrease constant ``c`` of the Armijo rule
+        ``J(Sigma+) <= J(Sigma) - c * eta * ||G_p||_F^2``.
+    beta : float, default=0.5
+        Backtracking factor.
+    tol : float, default=1e-3
+        Stop when ``||Sigma+ - Sigma||_F / eta < tol``.
+    max_iter : int, default=2000
+        Maximum number of gradient steps (``0`` fits plain kernel ridge with ``Sigma = init``).
+    diagonal : bool, default=False
+        Restrict ``Sigma`` to diagonal matrices (feature selection).
+    init : None, "identity" or array-like of shape (n_features, n_features), default=None
+        Starting metric. ``None`` is ``I / p`` as in the paper, ``"identity"`` is ``I``; an array
+        is projected on the feasible set (its diagonal is used when ``diagonal=True``; a vector of
+        length ``p`` is also accepted then).
+    op_norm_bound : float, default=None
+        Upper bound ``M`` on the eigenvalues of ``Sigma``. ``None`` means ``1e5`` (the paper's
+        ``M``) for the inner-product kernels and no bound for translation-invariant kernels.
+
+    Attributes
+    ----------
+    Sigma_ : ndarray of shape (n_features, n_features)
+        Learned metric, exactly symmetric PSD.
+    eigenvalues_ : ndarray of shape (n_features,)
+        Eigenvalues of ``Sigma_`` in decreasing order, as left by the last projection (the
+        directions the projection removed are exactly zero).
+    components_ : ndarray of shape (n_features, rank_)
+        Orthonormal basis of the column space of ``Sigma_`` (columns match the first ``rank_``
+        entries of ``eigenvalues_``). Note: columns, not rows as in ``PCA.components_``.
+    rank_ : int
+        Number of strictly positive eigenvalues left by the projection.
+    numerical_rank_ : int
+        Number of eigenvalues above ``1e-6`` times the largest.
+    dual_coef_ : ndarray of shape (n_samples,)
+        Kernel coefficients ``a`` (they sum to zero).
+    intercept_ : float
+        Intercept ``gamma``.
+    X_fit_ : ndarray of shape (n_samples, n_features)
+        Training inputs (needed by ``predict``).
+    n_iter_ : int
+        Accepted gradient steps.
+    objective_history_ : ndarray of shape (n_iter_ + 1,)
+        ``J_n`` at the start and after every step; non-increasing.
+    objective_ : float
+        Final ``J_n(Sigma_)``.
+    converged_ : bool
+        Whether the stopping rule was met before ``max_iter``.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when X has string feature names.
+
+    See Also
+    --------
+    metric_kernel_ridge_path : Fit along a grid of ``lam`` with warm starts.
+    sklearn.kernel_ridge.KernelRidge : Kernel ridge regression with a fixed kernel.
+
+    References
+    ----------
+    Y. Chen, Y. Li, K. Liu and F. Ruan, "Kernel Learning in Ridge Regression 'Automatically'
+    Yields Exact Low Rank Solution", arXiv:2310.11736.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from robustkernel.metric_kernel_ridge import MetricKernelRidge
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((100, 5))
+    >>> y = X[:, 0] + X[:, 1] + 0.1 * rng.standard_normal(100)
+    >>> model = MetricKernelRidge(lam=0.1).fit(X, y)
+    >>> model.transform(X).shape[1] == model.rank_
+    True
+    """
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "lam": [Interval(Real, 0.0, None, closed="neither")],
+        "kernel": [StrOptions({*DISTANCE_KERNELS, *INNER_PRODUCT_KERNELS}), tuple, list],
+        "kernel_params": [dict, None],
+        "lr": [Interval(Real, 0.0, None, closed="neither")],
+        "armijo_c": [Interval(Real, 0.0, 1.0, closed="left")],
+        "beta": [Interval(Real, 0.0, 1.0, closed="neither")],
+        "tol": [Interval(Real, 0.0, None, closed="left")],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "diagonal": ["boolean"],
+        "init": [StrOptions({"identity"}), "array-like", None],
+        "op_norm_bound": [Interval(Real, 0.0, None, closed="neither"), None],
+    }
+
+    def __init__(
+        self,
+        lam: float = 0.1,
+        *,
+        kernel: str | tuple[Any, Any] = "gaussian",
+        kernel_params: dict[str, Any] | None = None,
+        lr: float = 0.1,
+        armijo_c: float = 1e-3,
+        beta: float = 0.5,
+        tol: float = 1e-3,
+        max_iter: int = 2000,
+        diagonal: bool = False,
+        init: str | np.ndarray | None = None,
+        op_norm_bound: float | None = None,
+    ) -> None:
+        self.lam = lam
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.lr = lr
+        self.armijo_c = armijo_c
+        self.beta = beta
+        self.tol = tol
+        self.max_iter = max_iter
+        self.diagonal = diagonal
+        self.init = init
+        self.op_norm_bound = op_norm_bound
+
+    # ------------------------------------------------------------------ fitting
+    def _family(self) -> KernelFamily:
+        return resolve_kernel(self.kernel, self.kernel_params)
+
+    def _upper(self, family: KernelFamily) -> float:
+        if self.op_norm_bound is not None:
+            return float(self.op_norm_bound)
+        return DEFAULT_INNER_PRODUCT_BOUND if family.kind == "inner" else np.inf
+
+    def _initial_metric(self, p: int) -> np.ndarray:
+        """Starting point as a (p, p) matrix, or its diagonal (p,) when ``diagonal``."""
+        if self.init is None or (isinstance(self.init, str) and self.init == "identity"):
+            scale = 1.0 / p if self.init is None else 1.0
+            return np.full(p, scale) if self.diagonal else np.eye(p) * scale
+        S = np.asarray(self.init, dtype=float)
+        if not np.all(np.isfinite(S)):
+            raise ValueError("init contains NaN or infinity.")
+        if self.diagonal and S.shape == (p,):
+            return S.copy()
+        if S.shape != (p, p):
+            raise ValueError(
+                f"init must have shape ({p}, {p})"
+                + (f" or ({p},)" if self.diagonal else "")
+                + f" to match n_features={p}; got {S.shape}."
+            )
+        if self.diagonal:
+            return np.diag(S).copy()
+        return 0.5 * (S + S.T)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X: Any, y: Any) -> MetricKernelRidge:
+        """Learn ``Sigma`` and the kernel ridge fit that goes with it.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training inputs.
+        y : array-like of shape (n_samples,)
+            Targets.
+
+        Returns
+        -------
+        self : MetricKernelRidge
+            The fitted estimator.
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        y = column_or_1d(y, warn=True).astype(np.float64, copy=False)
+        family = self._family()
+        p = X.shape[1]
+        result = projected_gradient_descent(
+            X,
+            y,
+            self._initial_metric(p),
+            float(self.lam),
+            family,
+            lr=float(self.lr),
+            armijo_c=float(self.armijo_c),
+            beta=float(self.beta),
+            tol=float(self.tol),
+            max_iter=int(self.max_iter),
+            upper=self._upper(family),
+        )
+        if not result.converged and self.max_iter > 0:
+            warnings.warn(
+                f"MetricKernelRidge did not meet tol={self.tol} within max_iter={self.max_iter} "
+                "iterations; increase max_iter.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        self._store(X, result)
+        return self
+
+    def _store(self, X: np.ndarray, result: Any) -> None:
+        """Set the fitted attributes from a `DescentResult`."""
+        if result.eigenvectors is None:  # diagonal metric
+            d = result.Sigma
+            order = np.argsort(-d, kind="stable")
+            eigenvalues = d[order]
+            vectors = np.eye(d.size)[:, order]
+            self.Sigma_ = np.diag(d)
+        else:
+            order = np.arange(result.eigenvalues.size)[::-1]
+            eigenvalues = result.eigenvalues[order]
+            vectors = result.eigenvectors[:, order]
+            self.Sigma_ = result.Sigma
+        self.eigenvalues_ = eigenvalues
+        self.rank_ = int(np.count_nonzero(eigenvalues > 0))
+        top = eigenvalues[0] if eigenvalues.size else 0.0
+        self.numerical_rank_ = int(np.count_nonzero(eigenvalues > RANK_RTOL * top)) if top else 0
+        self.components_ = vectors[:, : self.rank_].copy()
+        self.dual_coef_ = result.solution.dual_coef
+        self.intercept_ = result.solution.intercept
+        self.X_fit_ = X
+        self.n_iter_ = result.n_iter
+        self.objective_history_ = result.objective_history
+        self.objective_ = float(result.solution.objective)
+        self.converged_ = bool(result.converged)
+
+    # ------------------------------------------------------------------ inference
+    def _metric_for_kernel(self) -> np.ndarray:
+        return np.diag(self.Sigma_).copy() if self.diagonal else self.Sigma_
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predict ``f(x) + gamma`` with the learned kernel.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predictions.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        K = kernel_matrix(X, self.X_fit_, self._metric_for_kernel(), self._family())
+        return K @ self.dual_coef_ + self.intercept_
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Project on the learned subspace: ``X U`` with ``U = V sqrt(D)`` on ``D > 0``.
+
+        Then ``k_Sigma(x, x') = phi(||U^T x - U^T x'||^2)``: an isotropic kernel on the output
+        reproduces the learned one.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, rank_)
+            Coordinates in the learned subspace, scaled by ``sqrt`` of the eigenvalues.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return X @ (self.components_ * np.sqrt(self.eigenvalues_[: self.rank_]))
+
+    @property
+    def _n_features_out(self) -> int:
+        """Number of output features of ``transform`` (for ``get_feature_names_out``)."""
+        return self.rank_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags
+
+
+@dataclass
+class MetricKernelRidgePath:
+    """Results of `metric_kernel_ridge_path`, one entry per ``lam`` (in the order fitted).
+
+    Attributes
+    ----------
+    lams : ndarray of shape (n_lams,)
+    rank, numerical_rank, n_iter : ndarray of int, shape (n_lams,)
+    objective : ndarray of shape (n_lams,)
+        Final ``J_n`` per ``lam``.
+    converged : ndarray of bool, shape (n_lams,)
+    Sigma : ndarray of shape (n_lams, n_features, n_features)
+    train_rmse : ndarray of shape (n_lams,)
+    test_rmse : ndarray of shape (n_lams,) or None
+        Given ``X_test`` and ``y_test``.
+    estimators : list of MetricKernelRidge or None
+        Given ``return_estimators=True``.
+    """
+
+    lams: np.ndarray
+    rank: np.ndarray
+    numerical_rank: np.ndarray
+    objective: np.ndarray
+    n_iter: np.ndarray
+    converged: np.ndarray
+    Sigma: np.ndarray
+    train_rmse: np.ndarray
+    test_rmse: np.ndarray | None = None
+    estimators: list[MetricKernelRidge] | None = field(default=None, repr=False)
+
+    def to_frame(self) -> pd.DataFrame:
+        """Scalar results as a DataFrame (one row per ``lam``; ``Sigma`` left out)."""
+        data = {
+            "lam": self.lams,
+            "rank": self.rank,
+            "numerical_rank": self.numerical_rank,
+            "objective": self.objective,
+            "n_iter": self.n_iter,
+            "converged": self.converged,
+            "train_rmse": self.train_rmse,
+        }
+        if self.test_rmse is not None:
+            data["test_rmse"] = self.test_rmse
+        return pd.DataFrame(data)
+
+
+def _rmse(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.sqrt(np.mean((np.asarray(a) - np.asarray(b)) ** 2)))
+
+
+def metric_kernel_ridge_path(
+    X: Any,
+    y: Any,
+    lams: Sequence[float],
+    *,
+    X_test: Any = None,
+    y_test: Any = None,
+    estimator: MetricKernelRidge | None = None,
+    return_estimators: bool = False,
+    **params: Any,
+) -> MetricKernelRidgePath:
+    """Fit `MetricKernelRidge` along a grid of ``lam``, warm-starting each fit from the last.
+
+    The grid is used in the order given (the paper goes from small to large ``lam``); the first
+    fit starts from the estimator's ``init``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Training inputs.
+    y : array-like of shape (n_samples,)
+        Training targets.
+    lams : sequence of float
+        Ridge parameters, each > 0.
+    X_test, y_test : array-like, default=None
+        Held-out data; when both are given the test RMSE is reported per ``lam``.
+    estimator : MetricKernelRidge, default=None
+        Template whose parameters (other than ``lam`` and, after the first fit, ``init``) are
+        used; it is cloned, never modified.
+    return_estimators : bool, default=False
+        Keep the fitted estimator of every ``lam``.
+    **params
+        Parameters of `MetricKernelRidge` set on the template (e.g. ``kernel="linear"``).
+
+    Returns
+    -------
+    MetricKernelRidgePath
+        Per-``lam`` rank, objective, ``Sigma``, iterations, and train (and test) RMSE.
+    """
+    lams_arr = np.asarray(lams, dtype=float).ravel()
+    if lams_arr.size == 0:
+        raise ValueError("lams must contain at least one value.")
+    if not np.all(np.isfinite(lams_arr)) or np.any(lams_arr <= 0):
+        raise ValueError(f"every lam must be finite and > 0; got {lams_arr.tolist()}.")
+    if (X_test is None) != (y_test is None):
+        raise ValueError("Give both X_test and y_test, or neither.")
+    template = clone(estimator) if estimator is not None else MetricKernelRidge()
+    template.set_params(**params)
+    y_arr = np.asarray(y, dtype=float)
+
+    fits: list[MetricKernelRidge] = []
+    init = template.init
+    rows: dict[str, list[Any]] = {k: [] for k in ("rank", "nrank", "obj", "it", "conv", "S")}
+    train_rmse, test_rmse = [], []
+    for lam in lams_arr:
+        model = clone(template).set_params(lam=float(lam), init=init)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model.fit(X, y)
+        init = model.Sigma_
+        rows["rank"].append(model.rank_)
+        rows["nrank"].append(model.numerical_rank_)
+        rows["obj"].append(model.objective_)
+        rows["it"].append(model.n_iter_)
+        rows["conv"].append(model.converged_)
+        rows["S"].append(model.Sigma_)
+        train_rmse.append(_rmse(model.predict(X), y_arr.ravel()))
+        if X_test is not None:
+            test_rmse.append(_rmse(model.predict(X_test), np.asarray(y_test, dtype=float).ravel()))
+        if return_estimators:
+            fits.append(model)
+    return MetricKernelRidgePath(
+        lams=lams_arr,
+        rank=np.asarray(rows["rank"], dtype=int),
+        numerical_rank=np.asarray(rows["nrank"], dtype=int),
+        objective=np.asarray(rows["obj"], dtype=float),
+        n_iter=np.asarray(rows["it"], dtype=int),
+        converged=np.asarray(rows["conv"], dtype=bool),
+        Sigma=np.stack(rows["S"]),
+        train_rmse=np.asarray(train_rmse),
+        test_rmse=np.asarray(test_rmse) if X_test is not None else None,
+        estimators=fits if return_estimators else None,
+    )

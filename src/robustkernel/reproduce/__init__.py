@@ -1,0 +1,1 @@
+"""Reproduction runners for the papers' tables and figures."""

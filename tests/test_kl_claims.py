@@ -1,0 +1,62 @@
+"""Smoke tests of the paper 003 reproduction runner (tiny settings)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from robustkernel.reproduce.kl_claims import CLAIMS, KL_TABLES, run_kl_claim, summary_table
+
+
+def test_run_kl_claim_writes_csv_figures_and_table(tmp_path):
+    paths = run_kl_claim(
+        1,
+        repetitions=2,
+        lambdas=[0.2, 0.5],
+        out_dir=tmp_path,
+        progress=False,
+        n=60,
+        p=6,
+        max_iter=30,
+    )
+    assert set(paths) == {"csv", "probability_png", "ranks_png", "table"}
+    for path in paths.values():
+        assert path.exists() and path.stat().st_size > 0
+        assert path.parent == tmp_path
+    frame = pd.read_csv(paths["csv"])
+    n_settings = len(CLAIMS[1].settings)
+    assert len(frame) == n_settings * 2 * 2  # settings x repetitions x lambdas
+    assert set(frame["lam"]) == {0.2, 0.5}
+    assert (frame["rank"] >= 0).all() and (frame["rank"] <= 6).all()
+    # subspace error is ||P_hat - P_S*||_F: bounded by sqrt(rank + dim S*)
+    assert (frame["subspace_error"] <= np.sqrt(frame["rank"] + frame["dim_S"]) + 1e-9).all()
+    assert frame["test_rmse"].notna().all() and frame["krr_cv_test_rmse"].notna().all()
+    assert paths["probability_png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = paths["table"].read_text()
+    assert "R = 2" in text and "||P_hat - P_S*||_F" in text
+
+
+def test_summary_table_counts_rank_events():
+    frame = pd.DataFrame(
+        {
+            "label": ["s"] * 4,
+            "lam": [0.1, 0.1, 0.1, 0.1],
+            "dim_S": [1, 1, 1, 1],
+            "rank": [0, 1, 2, 1],
+            "subspace_error": [1.0, 0.1, 1.2, 0.2],
+            "test_rmse": [1.0, 1.0, 1.0, 1.0],
+            "krr_cv_test_rmse": [2.0, 2.0, 2.0, 2.0],
+            "converged": [True, True, False, True],
+        }
+    )
+    row = summary_table(frame).iloc[0]
+    assert row["P(rank <= dim S*)"] == "0.75"
+    assert row["P(rank = dim S*)"] == "0.50"
+    assert row["R"] == 4
+
+
+def test_registry_and_bad_claim(tmp_path):
+    assert sorted(KL_TABLES) == [f"kl-claim{k}" for k in range(1, 6)]
+    with pytest.raises(ValueError, match="claim"):
+        run_kl_claim(6, out_dir=tmp_path)
