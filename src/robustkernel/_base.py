@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -14,9 +16,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
+from . import _auto_epsilon
 from ._kernels import KERNELS, compute_kernel, kernel_params
 from ._losses import Loss
-from ._problem import Problem
+from ._problem import Evaluation, Problem
 from ._solvers import SolverResult, alternating, gradient_method, initial_coefficients
 from ._subset_fit import fit_in_ball
 from ._trimming import n_kept
@@ -32,7 +35,7 @@ class BaseSubquantile(BaseEstimator):
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "epsilon": [Interval(Real, 0.0, 0.5, closed="left")],
+        "epsilon": [Interval(Real, 0.0, 0.5, closed="left"), StrOptions({"auto"})],
         "alpha": [Interval(Real, 0.0, None, closed="neither")],
         "kernel": [StrOptions(set(KERNELS)), callable],
         "gamma": [Interval(Real, 0.0, None, closed="left"), None],
@@ -53,6 +56,7 @@ class BaseSubquantile(BaseEstimator):
         "verbose": ["boolean"],
     }
     _subset_fitter: ClassVar[type]
+    _outlier_flags: ClassVar[Callable[[Problem, Evaluation], np.ndarray]]
     _y_numeric: ClassVar[bool]
 
     def __init__(
@@ -132,12 +136,13 @@ class BaseSubquantile(BaseEstimator):
         K = compute_kernel(X, None, self.kernel, params)
         if not np.all(np.isfinite(K)):
             raise ValueError("The kernel matrix contains NaN or infinity; check X and the kernel.")
+        start = _auto_epsilon.START if self.epsilon == "auto" else self.epsilon
         problem = Problem(
             K=K,
             Y=Y,
             loss=loss,
             alpha=float(self.alpha),
-            k=n_kept(X.shape[0], self.epsilon),
+            k=n_kept(X.shape[0], start),
             fit_intercept=self.fit_intercept,
             radius=self.radius,
         )
@@ -145,7 +150,26 @@ class BaseSubquantile(BaseEstimator):
         fit_subset = partial(fit_in_ball, fitter.fit, problem)
         w, b = initial_coefficients(problem, self.init, fit_subset, self.random_state)
         result = self._run_solver(problem, fit_subset, w, b)
+        if self.epsilon == "auto":
+            problem, result = self._estimate_epsilon(problem, fit_subset, result)
+        self.epsilon_ = 1.0 - problem.k / problem.n_samples
         self._set_fitted(X, problem, result)
+
+    def _estimate_epsilon(
+        self, problem: Problem, fit_subset, result: SolverResult
+    ) -> tuple[Problem, SolverResult]:
+        """Refit on the unflagged rows until the flagged set is a fixed point."""
+        n = problem.n_samples
+        flagged = None
+        for _ in range(_auto_epsilon.MAX_ROUNDS):
+            new_flags = type(self)._outlier_flags(problem, result.evaluation)
+            if flagged is not None and np.array_equal(new_flags, flagged):
+                break
+            flagged = new_flags
+            epsilon = min(flagged.mean(), _auto_epsilon.MAX_EPSILON)
+            problem = replace(problem, k=n_kept(n, epsilon))
+            result = self._run_solver(problem, fit_subset, result.w, result.b)
+        return problem, result
 
     def _run_solver(
         self, problem: Problem, fit_subset, w: np.ndarray, b: np.ndarray

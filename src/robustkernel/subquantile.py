@@ -10,6 +10,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
+from ._auto_epsilon import classification_flags, regression_flags
 from ._base import BaseSubquantile
 from ._losses import BinaryLogLoss, SoftmaxLoss, SquaredLoss
 from ._subset_fit import LbfgsSubsetFitter, RidgeSubsetFitter
@@ -17,9 +18,13 @@ from ._subset_fit import LbfgsSubsetFitter, RidgeSubsetFitter
 _PARAMETERS_DOC = """
     Parameters
     ----------
-    epsilon : float, default=0.1
+    epsilon : float or "auto", default=0.1
         Assumed fraction of corrupted training rows, in [0, 0.5). The objective keeps the
         k = ceil((1 - epsilon) n) rows with the smallest loss; epsilon=0 is the ordinary fit.
+        "auto" estimates it (``epsilon_``): fit keeping 60% of the rows, flag the rows whose
+        loss is implausible under that fit (regression: |residual| > 2.5 sigma with a
+        truncation-corrected scale of the kept residuals; classification: observed label given
+        probability below 1/2), refit without them, and repeat until the flagged set is stable.
     alpha : float, default=1.0
         Ridge penalty on the RKHS norm, alpha * ||f||_H^2 (the convention of sklearn's
         KernelRidge: the loss is summed, not averaged, over the kept rows).
@@ -86,6 +91,8 @@ _ATTRIBUTES_DOC = """
         Objective sum of the kept losses + alpha ||f||_H^2, from the initial model on.
     converged_ : bool
         Whether the stopping rule was met before ``max_iter``.
+    epsilon_ : float
+        Fraction of the rows trimmed, 1 - k / n: the estimate when epsilon="auto".
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -122,6 +129,7 @@ class SubquantileKernelRegressor(RegressorMixin, BaseSubquantile):
     )
 
     _subset_fitter = RidgeSubsetFitter
+    _outlier_flags = staticmethod(regression_flags)
     _y_numeric = True
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -202,6 +210,7 @@ class SubquantileKernelClassifier(ClassifierMixin, BaseSubquantile):
     )
 
     _subset_fitter = LbfgsSubsetFitter
+    _outlier_flags = staticmethod(classification_flags)
     _y_numeric = False
 
     @_fit_context(prefer_skip_nested_validation=True)
