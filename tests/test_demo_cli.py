@@ -29,3 +29,18 @@ def test_cli_rejects_unknown_command(capsys):
     with pytest.raises(SystemExit) as error:
         main(["no-such-command"])
     assert error.value.code == 2
+
+
+def test_reproduce_lists_tables(capsys):
+    assert main(["reproduce", "--list"]) == 0
+    names = capsys.readouterr().out.split()
+    assert {f"kl-claim{k}" for k in range(1, 6)} <= set(names)
+
+
+@pytest.mark.parametrize("argv", [["reproduce"], ["reproduce", "no-such-table"]])
+def test_reproduce_rejects_missing_or_unknown_tables(argv, capsys):
+    with pytest.raises(SystemExit) as error:
+        main(argv)
+    assert error.value.code == 2
+    message = capsys.readouterr().err
+    assert "TABLE" in message or "unknown table" in message

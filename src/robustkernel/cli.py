@@ -6,12 +6,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from .commands import demo, reproduce
 
-def _demo(args: argparse.Namespace) -> int:
-    from .demo import run_demo
-
-    run_demo(args.out, random_state=args.seed)
-    return 0
+COMMANDS = (demo, reproduce)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -20,11 +17,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="robustkernel",
         description="Kernel methods that stay right when a fraction of the training data is wrong.",
     )
-    commands = parser.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser("demo", help="run the demo on generated and bundled data")
-    demo.add_argument("--out", default="demo_output", help="output folder (default: demo_output)")
-    demo.add_argument("--seed", type=int, default=0, help="seed of data and contamination")
-    demo.set_defaults(handler=_demo)
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.register(subparsers)
     return parser
 
 

@@ -1,0 +1,46 @@
+"""``robustkernel reproduce TABLE ...``: the papers' tables and figures, one command."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..reproduce import TABLES
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.list:
+        print("\n".join(TABLES))
+        return 0
+    if not args.tables:
+        args.parser.error("name at least one TABLE (or 'all'); --list shows them")
+    names = list(TABLES) if args.tables == ["all"] else args.tables
+    unknown = [name for name in names if name not in TABLES]
+    if unknown:
+        args.parser.error(f"unknown table(s) {', '.join(unknown)}; --list shows them")
+    for name in names:
+        options = {"n_jobs": args.n_jobs, "out_dir": args.out, "progress": not args.quiet}
+        if args.repetitions is not None:
+            options["repetitions"] = args.repetitions
+        paths = TABLES[name](**options)
+        if not args.quiet:
+            for kind, path in paths.items():
+                print(f"{name}: {kind} -> {path}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``reproduce`` subcommand."""
+    parser = subparsers.add_parser(
+        "reproduce",
+        help="reproduce the papers' tables and figures",
+        description="Reproduce tables and figures; TABLE is a name from --list, or 'all'.",
+    )
+    parser.add_argument("tables", nargs="*", metavar="TABLE", help="table names, or 'all'")
+    parser.add_argument("--list", action="store_true", help="list the table names and exit")
+    parser.add_argument("--out", default="results", help="output folder (default: results)")
+    parser.add_argument("--n-jobs", type=int, default=1, help="parallel jobs (joblib; -1 = all)")
+    parser.add_argument(
+        "--repetitions", type=int, default=None, help="seeds / data sets per setting"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.set_defaults(handler=_run, parser=parser)
