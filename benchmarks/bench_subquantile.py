@@ -25,7 +25,7 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics import root_mean_squared_error
 
 from robustkernel import SubquantileKernelRegressor
-from robustkernel._report import markdown_table
+from robustkernel._report import markdown_table, replace_markdown_section
 
 SOLVERS = {
     "alternating": {"solver": "alternating"},
@@ -98,18 +98,6 @@ def bench_size(n: int, repeats: int) -> list[dict]:
     return rows
 
 
-def write_section(path: Path, body: str) -> None:
-    """Replace (or append) this benchmark's section of BENCHMARKS.md."""
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    start = text.find(SECTION)
-    if start >= 0:
-        end = text.find("\n## ", start + len(SECTION))
-        text = text[:start] + body + (text[end + 1 :] if end >= 0 else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + body
-    path.write_text(text)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 1000, 2000, 4000])
@@ -133,7 +121,7 @@ def main() -> None:
         f"Machine: {platform.machine()}, {platform.processor() or 'unknown CPU'}, "
         f"Python {platform.python_version()}, numpy {np.__version__}.\n\n" + table
     )
-    write_section(Path(args.out), body)
+    replace_markdown_section(Path(args.out), SECTION, body)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 
@@ -19,3 +21,21 @@ def markdown_table(frame: pd.DataFrame) -> str:
 
 def _cell(value: object) -> str:
     return "" if value is None else str(value).replace("|", "\\|")
+
+
+def replace_markdown_section(path: Path, heading: str, body: str) -> None:
+    """Replace the section starting with ``heading`` in the Markdown file ``path`` (or append it).
+
+    A section runs from its heading line to the next ``## `` heading. ``body`` must start with
+    ``heading``. The file is created (with a ``# Benchmarks`` title) when missing.
+    """
+    if not body.startswith(heading):
+        raise ValueError("body must start with its heading")
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    start = text.find(heading)
+    if start >= 0:
+        end = text.find("\n## ", start + len(heading))
+        text = text[:start] + body.rstrip("\n") + "\n" + (text[end:] if end >= 0 else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + body.rstrip("\n") + "\n"
+    path.write_text(text)

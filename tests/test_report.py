@@ -1,0 +1,33 @@
+"""Markdown helpers shared by the demo, the benchmarks and the reproduction command."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from robustkernel._report import markdown_table, replace_markdown_section
+
+
+def test_markdown_table_escapes_pipes_and_keeps_rows():
+    text = markdown_table(pd.DataFrame({"a": [1, 2], "b": ["x|y", None]}))
+    lines = text.strip().splitlines()
+    assert lines[0] == "| a | b |"
+    assert len(lines) == 4
+    assert "x\\|y" in lines[2]
+
+
+def test_replace_markdown_section_replaces_only_its_own_section(tmp_path):
+    path = tmp_path / "BENCH.md"
+    replace_markdown_section(path, "## A", "## A\n\none\n")
+    replace_markdown_section(path, "## B", "## B\n\ntwo\n")
+    replace_markdown_section(path, "## A", "## A\n\nthree\n")
+    text = path.read_text()
+    assert text.startswith("# Benchmarks\n")
+    assert "one" not in text
+    assert text.index("three") < text.index("## B") < text.index("two")
+    assert text.count("## A") == 1
+
+
+def test_replace_markdown_section_requires_heading(tmp_path):
+    with pytest.raises(ValueError, match="heading"):
+        replace_markdown_section(tmp_path / "x.md", "## A", "no heading\n")
