@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test lint bench clean
+.PHONY: venv demo test lint bench bench-peers reproduce clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,16 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_subquantile.py
+	$(BIN)/python benchmarks/bench_metric.py
+
+bench-peers: $(STAMP)
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet cleanlab xrfm
+	-$(BIN)/python -m pip install --quiet --no-binary scikit-learn-extra scikit-learn-extra
+	$(BIN)/python benchmarks/bench_peers.py --data-home ../shared/datasets
+
+reproduce: $(STAMP)
+	$(BIN)/robustkernel reproduce all --n-jobs -1
 
 clean:
 	rm -rf $(VENV) demo_output .pytest_cache

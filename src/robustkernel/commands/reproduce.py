@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from .._parallel import BACKENDS, parallel_backend
 from ..reproduce import TABLES
 
 
@@ -17,14 +18,17 @@ def _run(args: argparse.Namespace) -> int:
     unknown = [name for name in names if name not in TABLES]
     if unknown:
         args.parser.error(f"unknown table(s) {', '.join(unknown)}; --list shows them")
-    for name in names:
-        options = {"n_jobs": args.n_jobs, "out_dir": args.out, "progress": not args.quiet}
-        if args.repetitions is not None:
-            options["repetitions"] = args.repetitions
-        paths = TABLES[name](**options)
-        if not args.quiet:
-            for kind, path in paths.items():
-                print(f"{name}: {kind} -> {path}")
+    if args.scheduler is not None and args.backend != "dask":
+        args.parser.error("--scheduler needs --backend dask")
+    options = {"n_jobs": args.n_jobs, "out_dir": args.out, "progress": not args.quiet}
+    if args.repetitions is not None:
+        options["repetitions"] = args.repetitions
+    with parallel_backend(args.backend, args.scheduler):
+        for name in names:
+            paths = TABLES[name](**options)
+            if not args.quiet:
+                for kind, path in paths.items():
+                    print(f"{name}: {kind} -> {path}")
     return 0
 
 
@@ -41,6 +45,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--n-jobs", type=int, default=1, help="parallel jobs (joblib; -1 = all)")
     parser.add_argument(
         "--repetitions", type=int, default=None, help="seeds / data sets per setting"
+    )
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="loky",
+        help="where the runs go: local processes (loky, default), threads, or a Dask cluster",
+    )
+    parser.add_argument(
+        "--scheduler",
+        default=None,
+        help="Dask scheduler address (with --backend dask; default: a local cluster)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(handler=_run, parser=parser)
