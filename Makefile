@@ -30,8 +30,8 @@ bench: $(STAMP)
 
 bench-peers: $(STAMP)
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet cleanlab xrfm
-	-$(BIN)/python -m pip install --quiet --no-binary scikit-learn-extra scikit-learn-extra
+	$(BIN)/python -m pip install --quiet -e ".[peers]"
+	-$(BIN)/python -m pip install --quiet scikit-learn-extra
 	$(BIN)/python benchmarks/bench_peers.py --data-home ../shared/datasets
 
 reproduce: $(STAMP)

@@ -25,6 +25,9 @@ from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
         SubquantileKernelRegressor(kernel="precomputed"),
         SubquantileKernelRegressor(solver="nesterov", max_iter=200),
         SubquantileKernelClassifier(solver="momentum", max_iter=200),
+        SubquantileKernelRegressor(n_components=50),
+        SubquantileKernelClassifier(n_components=50, approximation="rff"),
+        SubquantileKernelRegressor(n_components=30, solver="nesterov", dtype="float32"),
     ],
     expected_failed_checks=lambda estimator: (
         {

@@ -10,16 +10,17 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
 from . import _auto_epsilon
+from ._features import APPROXIMATIONS, fit_feature_map, predict_in_chunks, transform_in_chunks
 from ._kernels import KERNELS, compute_kernel, kernel_params
 from ._losses import Loss
-from ._problem import Evaluation, Problem
+from ._problem import Evaluation, FeatureProblem, Problem
 from ._solvers import SolverResult, alternating, gradient_method, initial_coefficients
 from ._subset_fit import fit_in_ball
 from ._trimming import n_kept
@@ -31,7 +32,8 @@ DEFAULT_MAX_ITER = {"alternating": 100, "gd": 1000, "momentum": 1000, "nesterov"
 class BaseSubquantile(BaseEstimator):
     """Kernel model fitted on the (1 - epsilon) fraction of rows it explains best.
 
-    Subclasses choose the loss, encode the target and set ``_subset_fitter``.
+    Subclasses choose the loss, encode the target and set ``_subset_fitter`` (exact kernel
+    model) and ``_feature_subset_fitter`` (approximate features, ``n_components`` set).
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
@@ -42,6 +44,9 @@ class BaseSubquantile(BaseEstimator):
         "degree": [Interval(Real, 0.0, None, closed="left")],
         "coef0": [Real],
         "kernel_params": [dict, None],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "approximation": [StrOptions(set(APPROXIMATIONS))],
+        "dtype": [StrOptions({"float64", "float32"}), Options(type, {np.float64, np.float32})],
         "fit_intercept": ["boolean"],
         "solver": [StrOptions(set(SOLVERS))],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
@@ -56,6 +61,7 @@ class BaseSubquantile(BaseEstimator):
         "verbose": ["boolean"],
     }
     _subset_fitter: ClassVar[type]
+    _feature_subset_fitter: ClassVar[type]
     _outlier_flags: ClassVar[Callable[[Problem, Evaluation], np.ndarray]]
     _y_numeric: ClassVar[bool]
 
@@ -69,6 +75,9 @@ class BaseSubquantile(BaseEstimator):
         degree: float = 3,
         coef0: float = 1,
         kernel_params: dict[str, Any] | None = None,
+        n_components: int | None = None,
+        approximation: str = "nystroem",
+        dtype: str | type = "float64",
         fit_intercept: bool = True,
         solver: str = "alternating",
         max_iter: int | None = None,
@@ -89,6 +98,9 @@ class BaseSubquantile(BaseEstimator):
         self.degree = degree
         self.coef0 = coef0
         self.kernel_params = kernel_params
+        self.n_components = n_components
+        self.approximation = approximation
+        self.dtype = dtype
         self.fit_intercept = fit_intercept
         self.solver = solver
         self.max_iter = max_iter
@@ -128,32 +140,59 @@ class BaseSubquantile(BaseEstimator):
             raise ValueError(
                 f"line_search=True is only available with solver='gd', got {self.solver!r}."
             )
+        if self.epsilon == "auto" and self.n_components is not None:
+            raise ValueError(
+                'epsilon="auto" needs the exact kernel model (n_components=None); with '
+                "n_components give epsilon as a number."
+            )
 
     def _fit_coefficients(self, X: np.ndarray, Y: np.ndarray, loss: Loss) -> None:
-        """Fit the dual coefficients on the kernel of X and set the fitted attributes."""
+        """Fit the coefficients on the kernel (or features) of X and set the fitted attributes."""
         self._check_solver_options()
-        params = kernel_params(self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params)
-        K = compute_kernel(X, None, self.kernel, params)
-        if not np.all(np.isfinite(K)):
-            raise ValueError("The kernel matrix contains NaN or infinity; check X and the kernel.")
-        start = _auto_epsilon.START if self.epsilon == "auto" else self.epsilon
-        problem = Problem(
-            K=K,
-            Y=Y,
-            loss=loss,
-            alpha=float(self.alpha),
-            k=n_kept(X.shape[0], start),
-            fit_intercept=self.fit_intercept,
-            radius=self.radius,
-        )
-        fitter = self._subset_fitter(problem)
+        problem, feature_map = self._build_problem(X, Y, loss)
+        if isinstance(problem, FeatureProblem):
+            fitter = self._feature_subset_fitter(problem)
+        else:
+            fitter = self._subset_fitter(problem)
         fit_subset = partial(fit_in_ball, fitter.fit, problem)
         w, b = initial_coefficients(problem, self.init, fit_subset, self.random_state)
         result = self._run_solver(problem, fit_subset, w, b)
         if self.epsilon == "auto":
             problem, result = self._estimate_epsilon(problem, fit_subset, result)
         self.epsilon_ = 1.0 - problem.k / problem.n_samples
-        self._set_fitted(X, problem, result)
+        self._set_fitted(X, problem, result, feature_map)
+
+    def _build_problem(
+        self, X: np.ndarray, Y: np.ndarray, loss: Loss
+    ) -> tuple[Problem | FeatureProblem, TransformerMixin | None]:
+        """The objective on the exact kernel matrix of X, or on its approximate features.
+
+        Returns the problem and the fitted feature map (None for the exact kernel model).
+        """
+        params = kernel_params(self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params)
+        start = _auto_epsilon.START if self.epsilon == "auto" else self.epsilon
+        common = {
+            "Y": Y,
+            "loss": loss,
+            "alpha": float(self.alpha),
+            "k": n_kept(X.shape[0], start),
+            "fit_intercept": self.fit_intercept,
+            "radius": self.radius,
+        }
+        if self.n_components is None:
+            K = compute_kernel(X, None, self.kernel, params)
+            if not np.all(np.isfinite(K)):
+                raise ValueError(
+                    "The kernel matrix contains NaN or infinity; check X and the kernel."
+                )
+            return Problem(K=K, **common), None
+        feature_map = fit_feature_map(
+            self.approximation, self.n_components, self.kernel, params, self.random_state, X
+        )
+        Z = transform_in_chunks(feature_map, X, np.dtype(self.dtype))
+        if not np.all(np.isfinite(Z)):
+            raise ValueError("The kernel features contain NaN or infinity; check X and the kernel.")
+        return FeatureProblem(Z=Z, **common), feature_map
 
     def _estimate_epsilon(
         self, problem: Problem, fit_subset, result: SolverResult
@@ -206,11 +245,24 @@ class BaseSubquantile(BaseEstimator):
             )
         return result
 
-    def _set_fitted(self, X: np.ndarray, problem: Problem, result: SolverResult) -> None:
+    def _set_fitted(
+        self,
+        X: np.ndarray,
+        problem: Problem | FeatureProblem,
+        result: SolverResult,
+        feature_map: TransformerMixin | None,
+    ) -> None:
         single = problem.n_outputs == 1 and self._single_output
         evaluation = result.evaluation
-        self.X_fit_ = X
-        self.dual_coef_ = result.w.ravel() if single else result.w
+        coefficients = result.w.ravel() if single else result.w
+        for stale in ("X_fit_", "dual_coef_", "feature_map_", "coef_"):
+            self.__dict__.pop(stale, None)
+        if feature_map is None:
+            self.X_fit_ = X
+            self.dual_coef_ = coefficients
+        else:
+            self.feature_map_ = feature_map
+            self.coef_ = coefficients
         self.intercept_ = float(result.b[0]) if single else result.b
         self.inlier_mask_ = evaluation.mask
         self.outlier_scores_ = evaluation.losses
@@ -225,6 +277,9 @@ class BaseSubquantile(BaseEstimator):
         """Model outputs f(X), shape (n_samples, n_outputs)."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
+        if hasattr(self, "feature_map_"):
+            coef = self.coef_.reshape(self.coef_.shape[0], -1)
+            return predict_in_chunks(self.feature_map_, X, coef) + np.atleast_1d(self.intercept_)
         params = kernel_params(self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params)
         K = compute_kernel(X, self.X_fit_, self.kernel, params)
         w = self.dual_coef_.reshape(self.X_fit_.shape[0], -1)

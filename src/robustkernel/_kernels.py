@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy.sparse.linalg import eigsh
+from scipy.sparse.linalg import LinearOperator, eigsh
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 
 KERNELS = (*sorted(PAIRWISE_KERNEL_FUNCTIONS), "precomputed")
@@ -37,9 +37,10 @@ def compute_kernel(
     return pairwise_kernels(X, Y, metric=kernel, filter_params=True, **params)
 
 
-def top_eigenvalue(K: np.ndarray) -> float:
-    """Largest eigenvalue of the PSD matrix ``K``: dense for small n, else a few Lanczos steps."""
+def top_eigenvalue(K: np.ndarray | LinearOperator) -> float:
+    """Largest eigenvalue of the PSD matrix or operator ``K``: dense for small n, else Lanczos."""
     if K.shape[0] <= 256:
-        return float(np.linalg.eigvalsh(K)[-1])
+        dense = K if isinstance(K, np.ndarray) else K @ np.eye(K.shape[0])
+        return float(np.linalg.eigvalsh(dense)[-1])
     value = eigsh(K, k=1, which="LA", v0=np.ones(K.shape[0]), tol=1e-6, return_eigenvectors=False)
     return float(value[0])

@@ -1,11 +1,25 @@
-"""The Subquantile objective on a fixed kernel matrix: one object every solver works on."""
+"""The Subquantile objective on a fixed model space: one object every solver works on.
+
+Two model spaces share the objective, the subquantile and the solvers:
+
+* :class:`Problem` — the exact kernel model f = K w + b, ||f||_H^2 = w^T K w, with w the n dual
+  coefficients;
+* :class:`FeatureProblem` — an approximate kernel model f = Z theta + b, ||f||^2 = ||theta||^2,
+  with Z the n x m matrix of Nystroem or random Fourier features.
+
+The solvers only use the small interface below (``apply``, ``squared_norm``, ``backward``,
+``metric``, ``top_eigenvalue``), so they never know which model space they work in.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse.linalg import LinearOperator
 
+from ._features import chunked_product, chunked_transpose_product
+from ._kernels import top_eigenvalue
 from ._losses import Loss
 from ._trimming import subquantile
 
@@ -15,18 +29,94 @@ class Evaluation:
     """Everything the solvers need to know about one model (w, b)."""
 
     F: np.ndarray  # outputs on the training rows, (n, C)
-    Kw: np.ndarray  # K @ w, (n, C)
+    Kw: np.ndarray  # outputs without the intercept, K @ w or Z @ theta, (n, C)
     losses: np.ndarray  # per-row losses, (n,)
     mask: np.ndarray  # rows in the subquantile S(f), (n,) bool
     threshold: float  # the k-th smallest loss
-    objective: float  # sum of the losses over S(f) + alpha ||f||_H^2
+    objective: float  # sum of the losses over S(f) + alpha ||f||^2
+
+
+class _Objective:
+    """The objective and the subquantile, written on the model-space interface."""
+
+    Y: np.ndarray
+    loss: Loss
+    alpha: float
+    k: int
+    fit_intercept: bool
+    radius: float | None
+
+    @property
+    def n_samples(self) -> int:
+        return self.Y.shape[0]
+
+    @property
+    def n_outputs(self) -> int:
+        return self.Y.shape[1]
+
+    @property
+    def n_coefficients(self) -> int:
+        """Number of rows of the coefficient matrix w."""
+        raise NotImplementedError
+
+    def apply(self, w: np.ndarray) -> np.ndarray:
+        """Outputs of the coefficients w on the training rows, without intercept, (n, C)."""
+        raise NotImplementedError
+
+    def squared_norm(self, w: np.ndarray, Kw: np.ndarray) -> float:
+        """||f||^2 of the model with coefficients w and outputs ``Kw = apply(w)``."""
+        raise NotImplementedError
+
+    def backward(self, G: np.ndarray) -> np.ndarray:
+        """Coefficients of the gradient in f of sum_i <G_i, f(x_i)>.
+
+        G itself for dual coefficients (the RKHS gradient sum_i G_i k(x_i, .)), Z^T G for
+        features; the gradient of the objective is ``backward(G) + 2 alpha w`` with G the
+        derivative of the kept losses in the outputs.
+        """
+        raise NotImplementedError
+
+    def metric(self, v: np.ndarray) -> np.ndarray:
+        """Gram operator of the coefficients: <v, u>_H = sum(u * metric(v))."""
+        raise NotImplementedError
+
+    def top_eigenvalue(self) -> float:
+        """Largest eigenvalue of the Gram operator of the outputs (K, or Z^T Z)."""
+        raise NotImplementedError
+
+    def evaluate(self, w: np.ndarray, b: np.ndarray, Kw: np.ndarray | None = None) -> Evaluation:
+        """Outputs, losses, subquantile and objective of (w, b); pass ``apply(w)`` if known."""
+        if Kw is None:
+            Kw = self.apply(w)
+        F = Kw + b
+        losses = self.loss.loss(F, self.Y)
+        mask, threshold = subquantile(losses, self.k)
+        objective = float(losses[mask].sum() + self.alpha * self.squared_norm(w, Kw))
+        return Evaluation(F, Kw, losses, mask, threshold, objective)
+
+    def subset_objective(self, w: np.ndarray, b: np.ndarray, mask: np.ndarray) -> float:
+        """The objective with the kept rows fixed to ``mask``."""
+        Kw = self.apply(w)
+        losses = self.loss.loss(Kw + b, self.Y)
+        return float(losses[mask].sum() + self.alpha * self.squared_norm(w, Kw))
+
+    def project(self, w: np.ndarray, Kw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Project f onto the ball ||f|| <= radius (scales w, never b)."""
+        if self.radius is None:
+            return w, Kw
+        norm = float(np.sqrt(max(self.squared_norm(w, Kw), 0.0)))
+        if norm <= self.radius:
+            return w, Kw
+        scale = self.radius / norm
+        return w * scale, Kw * scale
 
 
 @dataclass(frozen=True)
-class Problem:
+class Problem(_Objective):
     """F(f) = sum_{i in S(f)} l_i(f) + alpha ||f||_H^2 with f = K w + b and ||f||_H^2 = w^T K w.
 
     ``Y`` is (n, C): regression targets, a {0, 1} column (binary) or one-hot rows (multiclass).
+    The gradient in f is taken in the RKHS (functional gradient), so ``backward`` is the identity.
     """
 
     K: np.ndarray
@@ -38,35 +128,63 @@ class Problem:
     radius: float | None = None
 
     @property
-    def n_samples(self) -> int:
+    def n_coefficients(self) -> int:
         return self.K.shape[0]
 
+    def apply(self, w: np.ndarray) -> np.ndarray:
+        return self.K @ w
+
+    def squared_norm(self, w: np.ndarray, Kw: np.ndarray) -> float:
+        return float(np.sum(w * Kw))
+
+    def backward(self, G: np.ndarray) -> np.ndarray:
+        return G
+
+    def metric(self, v: np.ndarray) -> np.ndarray:
+        return self.K @ v
+
+    def top_eigenvalue(self) -> float:
+        return top_eigenvalue(self.K)
+
+
+@dataclass(frozen=True)
+class FeatureProblem(_Objective):
+    """The objective on features: f = Z theta + b, ||f||^2 = ||theta||^2, Z of shape (n, m).
+
+    Products with Z run over row chunks, so no temporary exceeds a chunk of rows even when Z is
+    stored in float32.
+    """
+
+    Z: np.ndarray
+    Y: np.ndarray
+    loss: Loss
+    alpha: float
+    k: int
+    fit_intercept: bool
+    radius: float | None = None
+
     @property
-    def n_outputs(self) -> int:
-        return self.Y.shape[1]
+    def n_coefficients(self) -> int:
+        return self.Z.shape[1]
 
-    def evaluate(self, w: np.ndarray, b: np.ndarray, Kw: np.ndarray | None = None) -> Evaluation:
-        """Outputs, losses, subquantile and objective of the model (w, b); pass K @ w if known."""
-        if Kw is None:
-            Kw = self.K @ w
-        F = Kw + b
-        losses = self.loss.loss(F, self.Y)
-        mask, threshold = subquantile(losses, self.k)
-        objective = float(losses[mask].sum() + self.alpha * np.sum(w * Kw))
-        return Evaluation(F, Kw, losses, mask, threshold, objective)
+    def apply(self, w: np.ndarray) -> np.ndarray:
+        return chunked_product(self.Z, w)
 
-    def subset_objective(self, w: np.ndarray, b: np.ndarray, mask: np.ndarray) -> float:
-        """The objective with the kept rows fixed to ``mask``."""
-        Kw = self.K @ w
-        losses = self.loss.loss(Kw + b, self.Y)
-        return float(losses[mask].sum() + self.alpha * np.sum(w * Kw))
+    def squared_norm(self, w: np.ndarray, Kw: np.ndarray) -> float:
+        return float(np.sum(w * w))
 
-    def project(self, w: np.ndarray, Kw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Project f onto the RKHS ball ||f||_H <= radius (scales w, never b)."""
-        if self.radius is None:
-            return w, Kw
-        norm = float(np.sqrt(max(np.sum(w * Kw), 0.0)))
-        if norm <= self.radius:
-            return w, Kw
-        scale = self.radius / norm
-        return w * scale, Kw * scale
+    def backward(self, G: np.ndarray) -> np.ndarray:
+        return chunked_transpose_product(self.Z, G)
+
+    def metric(self, v: np.ndarray) -> np.ndarray:
+        return v
+
+    def top_eigenvalue(self) -> float:
+        m = self.Z.shape[1]
+        gram = LinearOperator(
+            (m, m),
+            matvec=lambda v: self.backward(self.apply(v.reshape(m, -1))).ravel(),
+            matmat=lambda V: self.backward(self.apply(V)),
+            dtype=np.float64,
+        )
+        return top_eigenvalue(gram)

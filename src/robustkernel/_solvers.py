@@ -1,7 +1,9 @@
 """Solvers of the Subquantile objective: alternating (trimmed full solves) and gradient methods.
 
-Every solver works on a :class:`~robustkernel._problem.Problem` and returns a
-:class:`SolverResult`; the estimators only choose the loss and the subset fitter.
+Every solver works on a :class:`~robustkernel._problem.Problem` (exact kernel model) or a
+:class:`~robustkernel._problem.FeatureProblem` (approximate features) through their shared
+interface, and returns a :class:`SolverResult`; the estimators only choose the loss and the
+subset fitter.
 """
 
 from __future__ import annotations
@@ -12,8 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._kernels import top_eigenvalue
-from ._problem import Evaluation, Problem
+from ._problem import Evaluation, FeatureProblem, Problem
 from ._trimming import smooth_weights
 
 Coefficients = tuple[np.ndarray, np.ndarray]
@@ -34,16 +35,16 @@ class SolverResult:
 
 
 def initial_coefficients(
-    problem: Problem,
+    problem: Problem | FeatureProblem,
     init: str | np.ndarray,
     fit_subset: SubsetFit,
     random_state: int | np.random.RandomState | None,
 ) -> Coefficients:
     """Starting point: ``"erm"`` (fit on all rows), ``"zeros"``, ``"glorot"`` or given w."""
-    n, C = problem.n_samples, problem.n_outputs
+    n, C = problem.n_coefficients, problem.n_outputs
     zeros_b = np.zeros(C)
     if isinstance(init, str) and init == "erm":
-        return fit_subset(np.ones(n, dtype=bool), np.zeros((n, C)), zeros_b)
+        return fit_subset(np.ones(problem.n_samples, dtype=bool), np.zeros((n, C)), zeros_b)
     if isinstance(init, str) and init == "zeros":
         return np.zeros((n, C)), zeros_b
     if isinstance(init, str) and init == "glorot":
@@ -52,14 +53,14 @@ def initial_coefficients(
     w = np.asarray(init, dtype=float).reshape(n, -1) if np.size(init) == n * C else None
     if w is None or not np.all(np.isfinite(w)):
         raise ValueError(
-            f"init given as an array must hold {n * C} finite dual coefficients "
-            f"(n_samples x n_outputs), got shape {np.shape(init)}."
+            f"init given as an array must hold {n * C} finite coefficients (n_samples, or "
+            f"n_components with features, x n_outputs), got shape {np.shape(init)}."
         )
     return w.reshape(n, C), zeros_b
 
 
 def alternating(
-    problem: Problem,
+    problem: Problem | FeatureProblem,
     fit_subset: SubsetFit,
     w: np.ndarray,
     b: np.ndarray,
@@ -71,7 +72,7 @@ def alternating(
     The objective never increases; the loop stops when S repeats (a fixed point, or a cycle at
     constant objective) or after ``max_iter`` subset fits.
     """
-    w, b = problem.project(w, problem.K @ w)[0], b
+    w, b = problem.project(w, problem.apply(w))[0], b
     evaluation = problem.evaluate(w, b)
     history = [evaluation.objective]
     seen = {evaluation.mask.tobytes()}
@@ -92,17 +93,17 @@ def alternating(
     return SolverResult(w, b, evaluation, n_iter, history, converged)
 
 
-def lipschitz_constant(problem: Problem) -> float:
-    """Smoothness constant of the objective in f: curvature * lambda_max(K) + 2 alpha.
+def lipschitz_constant(problem: Problem | FeatureProblem) -> float:
+    """Smoothness constant of the objective in f: curvature * lambda_max(K or Z^T Z) + 2 alpha.
 
     The intercept is minimized exactly after every step, and partial minimization does not
     increase the smoothness constant, so the intercept adds nothing here.
     """
-    return problem.loss.curvature * top_eigenvalue(problem.K) + 2.0 * problem.alpha
+    return problem.loss.curvature * problem.top_eigenvalue() + 2.0 * problem.alpha
 
 
 def gradient_method(
-    problem: Problem,
+    problem: Problem | FeatureProblem,
     w: np.ndarray,
     b: np.ndarray,
     *,
@@ -117,17 +118,18 @@ def gradient_method(
 ) -> SolverResult:
     """Functional gradient descent in the RKHS (``"gd"``), heavy ball or Nesterov momentum.
 
-    Each iteration takes a step in f (dual coefficients w) of size 1 / L
-    (:func:`lipschitz_constant`), or found by Armijo backtracking with ``line_search``, then
-    sets the unpenalized intercept to its exact minimizer on the kept rows. Products with K are
-    updated by linearity, one n x n product per iteration. Stops when S has not changed for
-    ``n_iter_no_change`` iterations and the relative change of the objective is below ``tol``.
+    Each iteration takes a step in f (dual coefficients w, or feature weights theta) of size
+    1 / L (:func:`lipschitz_constant`), or found by Armijo backtracking with ``line_search``,
+    then sets the unpenalized intercept to its exact minimizer on the kept rows. Outputs are
+    updated by linearity: one product with K (n x n) or with Z and Z^T (n x m) per iteration.
+    Stops when S has not changed for ``n_iter_no_change`` iterations and the relative change of
+    the objective is below ``tol``.
     """
     step = 1.0 / lipschitz_constant(problem)
-    w, Kw = problem.project(w, problem.K @ w)
+    w, Kw = problem.project(w, problem.apply(w))
     b, evaluation = _exact_intercept(problem, w, Kw, b, problem.evaluate(w, b, Kw).mask)
     history = [evaluation.objective]
-    velocity, K_velocity = np.zeros_like(w), np.zeros_like(w)
+    velocity, K_velocity = np.zeros_like(w), np.zeros_like(Kw)
     previous_w, previous_Kw = w, Kw
     unchanged, converged, n_iter = 0, False, 0
     while n_iter < max_iter:
@@ -139,7 +141,7 @@ def gradient_method(
         else:
             base_w, base_Kw, base = w, Kw, evaluation
         direction = _gradient(problem, base_w, base, smoothing)
-        K_direction = problem.K @ direction
+        K_direction = problem.apply(direction)
         if method == "momentum":
             velocity = momentum * velocity + direction
             K_velocity = momentum * K_velocity + K_direction
@@ -159,13 +161,17 @@ def gradient_method(
         if unchanged >= n_iter_no_change and change <= tol * max(abs(evaluation.objective), 1e-300):
             converged = True
             break
-    # K @ w was updated by linearity; evaluate once more exactly for the reported model.
+    # The outputs were updated by linearity; evaluate once more exactly for the reported model.
     evaluation = problem.evaluate(w, b)
     return SolverResult(w, b, evaluation, n_iter, history, converged)
 
 
 def _exact_intercept(
-    problem: Problem, w: np.ndarray, Kw: np.ndarray, b: np.ndarray, mask: np.ndarray
+    problem: Problem | FeatureProblem,
+    w: np.ndarray,
+    Kw: np.ndarray,
+    b: np.ndarray,
+    mask: np.ndarray,
 ) -> tuple[np.ndarray, Evaluation]:
     """The intercept minimizing the loss on the rows ``mask``, and the resulting evaluation."""
     if problem.fit_intercept:
@@ -174,19 +180,22 @@ def _exact_intercept(
 
 
 def _gradient(
-    problem: Problem, w: np.ndarray, evaluation: Evaluation, smoothing: float | None
+    problem: Problem | FeatureProblem,
+    w: np.ndarray,
+    evaluation: Evaluation,
+    smoothing: float | None,
 ) -> np.ndarray:
-    """RKHS gradient of the objective in f at (w, b), as dual coefficients."""
+    """Gradient of the objective in f at (w, b), as coefficients (RKHS gradient if exact)."""
     if smoothing is None:
         weights = evaluation.mask.astype(float)
     else:
         weights = smooth_weights(evaluation.losses, evaluation.threshold, smoothing)
     G = problem.loss.gradient(evaluation.F, problem.Y) * weights[:, None]
-    return G + 2.0 * problem.alpha * w
+    return problem.backward(G) + 2.0 * problem.alpha * w
 
 
 def _armijo_step(
-    problem: Problem,
+    problem: Problem | FeatureProblem,
     w: np.ndarray,
     b: np.ndarray,
     evaluation: Evaluation,
@@ -197,7 +206,7 @@ def _armijo_step(
     c: float = 1e-4,
 ) -> float:
     """Largest step from ``step`` halved until F decreases by c * step * ||direction||_H^2."""
-    squared_norm = float(np.sum(direction * K_direction))
+    squared_norm = problem.squared_norm(direction, K_direction)
     for _ in range(60):
         trial_w, trial_Kw = problem.project(
             w - step * direction, evaluation.Kw - step * K_direction

@@ -6,21 +6,26 @@ The alternating solver calls one of these once per iteration:
   factorizes K + alpha I once and answers every later subset through the Schur complement of the
   rows left out, caching the columns of (K + alpha I)^-1 it has needed; when the subset changes
   too much for that to pay off it factorizes K_SS + alpha I directly.
-* :class:`LbfgsSubsetFitter` (logistic and softmax losses): L-BFGS warm-started at the current
-  model, in coordinates whitened by a Cholesky factor of K computed once per fit.
+* :class:`FeatureRidgeSubsetFitter` (squared loss on features Z): ridge regression on S from
+  the m x m Gram matrix Z_S^T Z_S, updated by the rows that enter and leave S.
+* :class:`LbfgsSubsetFitter` (logistic and softmax losses, kernel or features): L-BFGS
+  warm-started at the current model; for the exact kernel model in coordinates whitened by a
+  Cholesky factor of K computed once per fit.
 
-Both honour the RKHS-ball constraint through :func:`fit_in_ball`.
+All honour the norm-ball constraint through :func:`fit_in_ball`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve, solve, solve_triangular
 from scipy.optimize import brentq, minimize
 
-from ._problem import Problem
+from ._features import row_chunks
+from ._problem import FeatureProblem, Problem
 
 Coefficients = tuple[np.ndarray, np.ndarray]
 _AMORTIZED_ITERATIONS = 3
@@ -95,44 +100,141 @@ class RidgeSubsetFitter:
         self._inverse_columns = np.hstack([self._inverse_columns, cho_solve(self._full, unit)])
 
 
-class LbfgsSubsetFitter:
-    """Kernel logistic / softmax regression on a subset, by L-BFGS in whitened coordinates.
+@dataclass(frozen=True)
+class SubsetGram:
+    """Sums over the rows S of ``mask``: Z_S^T Z_S (m x m), Z_S^T 1 (m) and Z_S^T Y_S (m x C)."""
 
-    With K + delta I = L L^T, the variable is v = L^T w, in which the Hessian of the ridge term
-    is close to 2 alpha I; the objective and its gradient stay exact in w.
+    mask: np.ndarray
+    gram: np.ndarray
+    ones: np.ndarray
+    targets: np.ndarray
+
+    @classmethod
+    def empty(cls, n_samples: int, n_components: int, n_outputs: int) -> SubsetGram:
+        """The sums over no rows."""
+        return cls(
+            np.zeros(n_samples, dtype=bool),
+            np.zeros((n_components, n_components)),
+            np.zeros(n_components),
+            np.zeros((n_components, n_outputs)),
+        )
+
+    def moved_to(self, mask: np.ndarray, Z: np.ndarray, Y: np.ndarray) -> SubsetGram:
+        """The sums over ``mask``: add the rows that enter, subtract those that leave.
+
+        Costs O(r m^2) for r changed rows, in blocks of rows (products in float64).
+        """
+        gram, ones, targets = self.gram.copy(), self.ones.copy(), self.targets.copy()
+        entering = np.flatnonzero(mask & ~self.mask)
+        leaving = np.flatnonzero(self.mask & ~mask)
+        for rows, sign in ((entering, 1.0), (leaving, -1.0)):
+            for block in row_chunks(rows.size, Z.shape[1]):
+                Z_block = np.asarray(Z[rows[block]], dtype=np.float64)
+                gram += sign * (Z_block.T @ Z_block)
+                ones += sign * Z_block.sum(axis=0)
+                targets += sign * (Z_block.T @ Y[rows[block]])
+        return SubsetGram(mask.copy(), gram, ones, targets)
+
+
+class FeatureRidgeSubsetFitter:
+    """Ridge regression on features (with optional unpenalized intercept) on a subset of rows.
+
+    Keeps the sums of :class:`SubsetGram` for the last subset (and for all rows once seen) and
+    moves them to the next subset from whichever of these, or from no rows, differs from it in
+    the fewest rows: O(r m^2) for r changed rows, then an O(m^3) solve.
     """
 
-    def __init__(self, problem: Problem, max_iter: int = 1000, tol: float = 1e-7) -> None:
+    def __init__(self, problem: FeatureProblem) -> None:
+        self.problem = problem
+        self._last: SubsetGram | None = None
+        self._all_rows: SubsetGram | None = None
+
+    def subset_gram(self, mask: np.ndarray) -> SubsetGram:
+        """The sums over ``mask``, by the cheapest update of a cached subset."""
+        problem = self.problem
+        start = SubsetGram.empty(problem.n_samples, problem.n_coefficients, problem.n_outputs)
+        for cached in (self._last, self._all_rows):
+            if cached is not None and np.sum(cached.mask != mask) < np.sum(start.mask != mask):
+                start = cached
+        sums = start.moved_to(mask, problem.Z, problem.Y)
+        self._last = sums
+        if mask.all():
+            self._all_rows = sums
+        return sums
+
+    def fit(self, mask: np.ndarray, w0: np.ndarray, b0: np.ndarray, alpha: float) -> Coefficients:
+        """Minimize the objective over (theta, b) with the kept rows fixed to ``mask``.
+
+        With intercept the features and targets are centred on S:
+        (Z_S^T Z_S - s s^T / k + alpha I) theta = Z_S^T Y_S - s (1^T Y_S) / k, s = Z_S^T 1.
+        """
+        problem = self.problem
+        sums = self.subset_gram(mask)
+        A, rhs = sums.gram, sums.targets
+        b = np.zeros(problem.n_outputs)
+        if problem.fit_intercept:
+            count = np.count_nonzero(mask)
+            y_total = problem.Y[mask].sum(axis=0)
+            A = A - np.outer(sums.ones, sums.ones) / count
+            rhs = rhs - np.outer(sums.ones, y_total) / count
+        theta = cho_solve(cho_factor(_shifted(A, alpha)), rhs)
+        if problem.fit_intercept:
+            b = (y_total - sums.ones @ theta) / count
+        return theta, b
+
+
+class LbfgsSubsetFitter:
+    """Logistic / softmax regression on a subset, by L-BFGS.
+
+    Exact kernel model: with K + delta I = L L^T, the variable is v = L^T w, in which the Hessian
+    of the ridge term is close to 2 alpha I. Features: the variable is theta itself, whose ridge
+    Hessian already is 2 alpha I. The objective and its gradient stay exact in w.
+    """
+
+    def __init__(
+        self, problem: Problem | FeatureProblem, max_iter: int = 1000, tol: float = 1e-7
+    ) -> None:
         self.problem = problem
         self.max_iter = max_iter
         self.tol = tol
-        self._chol = _jittered_cholesky(problem.K)
+        self._chol = _jittered_cholesky(problem.K) if isinstance(problem, Problem) else None
+
+    def _from_variable(self, v: np.ndarray) -> np.ndarray:
+        if self._chol is None:
+            return v
+        return solve_triangular(self._chol, v, lower=True, trans="T")
+
+    def _to_variable(self, w: np.ndarray) -> np.ndarray:
+        return w if self._chol is None else self._chol.T @ w
+
+    def _variable_gradient(self, grad_w: np.ndarray) -> np.ndarray:
+        return grad_w if self._chol is None else solve_triangular(self._chol, grad_w, lower=True)
 
     def fit(self, mask: np.ndarray, w0: np.ndarray, b0: np.ndarray, alpha: float) -> Coefficients:
         """Minimize the objective over (w, b) with the kept rows fixed to ``mask``."""
         problem = self.problem
-        n, C = problem.n_samples, problem.n_outputs
-        L = self._chol
+        n, C = problem.n_coefficients, problem.n_outputs
         weights = mask.astype(float)[:, None]
 
         def unpack(x: np.ndarray) -> Coefficients:
             v = x[: n * C].reshape(n, C)
             b = x[n * C :] if problem.fit_intercept else np.zeros(C)
-            return solve_triangular(L, v, lower=True, trans="T"), b
+            return self._from_variable(v), b
 
         def value_and_grad(x: np.ndarray) -> tuple[float, np.ndarray]:
             w, b = unpack(x)
-            Kw = problem.K @ w
+            Kw = problem.apply(w)
             F = Kw + b
-            value = np.sum(problem.loss.loss(F, problem.Y)[mask]) + alpha * np.sum(w * Kw)
+            norm = problem.squared_norm(w, Kw)
+            value = np.sum(problem.loss.loss(F, problem.Y)[mask]) + alpha * norm
             G = problem.loss.gradient(F, problem.Y) * weights
-            grad_v = solve_triangular(L, problem.K @ (G + 2.0 * alpha * w), lower=True)
-            parts = [grad_v.ravel()]
+            grad_w = problem.metric(problem.backward(G) + 2.0 * alpha * w)
+            parts = [self._variable_gradient(grad_w).ravel()]
             if problem.fit_intercept:
                 parts.append(G.sum(axis=0))
             return float(value), np.concatenate(parts)
 
-        start = [(L.T @ w0).ravel()]
+        start = [self._to_variable(w0).ravel()]
         if problem.fit_intercept:
             start.append(b0)
         x0 = np.concatenate(start)
@@ -152,12 +254,12 @@ SubsetFit = Callable[[np.ndarray, np.ndarray, np.ndarray, float], Coefficients]
 
 def fit_in_ball(
     fit: SubsetFit,
-    problem: Problem,
+    problem: Problem | FeatureProblem,
     mask: np.ndarray,
     w0: np.ndarray,
     b0: np.ndarray,
 ) -> Coefficients:
-    """Minimize on S subject to ||f||_H <= radius.
+    """Minimize on S subject to ||f|| <= radius.
 
     For a convex loss the constrained minimizer is the penalized one with the ridge raised to
     alpha + mu, mu >= 0 the Lagrange multiplier; mu is found by a root search on log(mu).
@@ -182,8 +284,8 @@ def fit_in_ball(
     return w, b
 
 
-def _rkhs_norm(problem: Problem, w: np.ndarray) -> float:
-    return float(np.sqrt(max(np.sum(w * (problem.K @ w)), 0.0)))
+def _rkhs_norm(problem: Problem | FeatureProblem, w: np.ndarray) -> float:
+    return float(np.sqrt(max(problem.squared_norm(w, problem.apply(w)), 0.0)))
 
 
 def _shifted(K: np.ndarray, shift: float) -> np.ndarray:

@@ -13,7 +13,7 @@ from sklearn.utils.validation import column_or_1d
 from ._auto_epsilon import classification_flags, regression_flags
 from ._base import BaseSubquantile
 from ._losses import BinaryLogLoss, SoftmaxLoss, SquaredLoss
-from ._subset_fit import LbfgsSubsetFitter, RidgeSubsetFitter
+from ._subset_fit import FeatureRidgeSubsetFitter, LbfgsSubsetFitter, RidgeSubsetFitter
 
 _PARAMETERS_DOC = """
     Parameters
@@ -37,6 +37,20 @@ _PARAMETERS_DOC = """
         1 / n_features for the kernels that take it.
     kernel_params : dict, default=None
         Extra keyword arguments of a callable kernel.
+    n_components : int, default=None
+        None fits the exact kernel model (O(n^2) memory). An integer m fits the approximate
+        model f(x) = z(x)^T theta + b on m kernel features z (``feature_map_``) with penalty
+        alpha ||theta||^2, in O(n m) memory: every solver then works in the m-dimensional
+        feature space ("alternating" is trimmed ridge / logistic regression on the features;
+        the ridge updates Z_S^T Z_S by the rows entering and leaving S). With Nystroem on all
+        n rows (m >= n; larger m is capped at n) this is the exact model.
+    approximation : {"nystroem", "rff"}, default="nystroem"
+        Features when ``n_components`` is set: :class:`sklearn.kernel_approximation.Nystroem`
+        (m landmark rows drawn with ``random_state``; any kernel but "precomputed") or random
+        Fourier features :class:`sklearn.kernel_approximation.RBFSampler` (kernel="rbf" only).
+    dtype : {"float64", "float32"}, default="float64"
+        Storage type of the n x m feature matrix when ``n_components`` is set; "float32"
+        halves its memory. Sums and solves stay in float64.
     fit_intercept : bool, default=True
         Fit an unpenalized intercept b, f(x) = sum_j w_j k(x_j, x) + b.
     solver : {"alternating", "gd", "momentum", "nesterov"}, default="alternating"
@@ -52,11 +66,12 @@ _PARAMETERS_DOC = """
         Gradient solvers: stop when the kept set has not changed for ``n_iter_no_change``
         iterations and the relative change of the objective is at most tol.
     init : {"erm", "zeros", "glorot"} or array of shape (n_samples,) or (n_samples, n_outputs)
-        Starting dual coefficients: the ordinary fit on all rows (default), zeros, Glorot
-        uniform on [-sqrt(6/n), sqrt(6/n)], or given values.
+        Starting coefficients: the ordinary fit on all rows (default), zeros, Glorot
+        uniform on [-sqrt(6/n), sqrt(6/n)], or given values. With ``n_components`` the
+        coefficients are theta, n_components rows instead of n_samples.
     radius : float, default=None
-        Optional constraint ||f||_H <= radius (projection for the gradient solvers, exact
-        constrained refit for "alternating").
+        Optional constraint ||f||_H <= radius (||theta|| <= radius with ``n_components``;
+        projection for the gradient solvers, exact constrained refit for "alternating").
     smoothing : float, default=None
         Gradient solvers only: replace the hard subquantile by the weights
         sigmoid(smoothing * (threshold - loss_i)); larger is closer to the hard version.
@@ -67,18 +82,23 @@ _PARAMETERS_DOC = """
     n_iter_no_change : int, default=5
         See ``tol``.
     random_state : int, RandomState instance or None, default=None
-        Seed of the "glorot" initialisation.
+        Seed of the "glorot" initialisation and of the features (landmarks or random
+        frequencies) when ``n_components`` is set.
     verbose : bool, default=False
         Show a progress bar over the iterations.
 """
 
 _ATTRIBUTES_DOC = """
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-        Coefficients w of f(x) = sum_j w_j k(x_j, x) + b.
+        Coefficients w of f(x) = sum_j w_j k(x_j, x) + b (exact model, n_components=None).
+    coef_ : ndarray of shape (n_components,) or (n_components, n_outputs)
+        Weights theta of f(x) = z(x)^T theta + b (only when ``n_components`` is set).
+    feature_map_ : Nystroem or RBFSampler
+        The fitted feature map z (only when ``n_components`` is set).
     intercept_ : float or ndarray of shape (n_outputs,)
         The intercept b (0 when ``fit_intercept=False``).
     X_fit_ : ndarray of shape (n_samples, n_features)
-        Training data (the kernel matrix for kernel="precomputed").
+        Training data (the kernel matrix for kernel="precomputed"; exact model only).
     inlier_mask_ : ndarray of bool, shape (n_samples,)
         True for the k rows in the final subquantile; False marks a suspected outlier.
     outlier_scores_ : ndarray of shape (n_samples,)
@@ -129,6 +149,7 @@ class SubquantileKernelRegressor(RegressorMixin, BaseSubquantile):
     )
 
     _subset_fitter = RidgeSubsetFitter
+    _feature_subset_fitter = FeatureRidgeSubsetFitter
     _outlier_flags = staticmethod(regression_flags)
     _y_numeric = True
 
@@ -210,6 +231,7 @@ class SubquantileKernelClassifier(ClassifierMixin, BaseSubquantile):
     )
 
     _subset_fitter = LbfgsSubsetFitter
+    _feature_subset_fitter = LbfgsSubsetFitter
     _outlier_flags = staticmethod(classification_flags)
     _y_numeric = False
 
