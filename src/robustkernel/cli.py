@@ -6,9 +6,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from .commands import demo, reproduce
+from .commands import demo, fit, learn_metric, predict, reproduce
 
-COMMANDS = (demo, reproduce)
+COMMANDS = (demo, reproduce, fit, predict, learn_metric)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -22,9 +22,9 @@ _PARAMETERS_DOC = """
         Assumed fraction of corrupted training rows, in [0, 0.5). The objective keeps the
         k = ceil((1 - epsilon) n) rows with the smallest loss; epsilon=0 is the ordinary fit.
         "auto" estimates it (``epsilon_``): fit keeping 60% of the rows, flag the rows whose
-        loss is implausible under that fit (regression: |residual| > 2.5 sigma with a
-        truncation-corrected scale of the kept residuals; classification: observed label given
-        probability below 1/2), refit without them, and repeat until the flagged set is stable.
+        loss is implausible under that fit (regression: studentized |residual| > 3 sigma with a
+        truncation-corrected robust scale; classification: observed label given probability
+        below 0.2), refit without them, and repeat until the flagged set is stable.
     alpha : float, default=1.0
         Ridge penalty on the RKHS norm, alpha * ||f||_H^2 (the convention of sklearn's
         KernelRidge: the loss is summed, not averaged, over the kept rows).

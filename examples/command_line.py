@@ -1,0 +1,41 @@
+"""The command line on a messy CSV: fit, read the outlier report, predict new rows.
+
+Writes a semicolon-separated table with 10% wrong targets into a temporary folder and runs
+``robustkernel fit`` (epsilon estimated) and ``robustkernel predict`` on it, then
+``robustkernel learn-metric`` on the rows the fit kept, as a shell user would.
+
+Run: python examples/command_line.py
+"""
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from robustkernel.cli import main
+
+rng = np.random.default_rng(0)
+table = pd.DataFrame(rng.normal(size=(100, 3)), columns=["dose", "age", "weight"])
+table["response"] = np.tanh(table["dose"]) + 0.05 * rng.normal(size=100)
+table.loc[:9, "response"] = rng.normal(4.0, 1.0, size=10)  # 10% wrong targets
+
+with tempfile.TemporaryDirectory() as folder:
+    folder = Path(folder)
+    table.to_csv(folder / "measurements.csv", sep=";", index=False)
+    csv = str(folder / "measurements.csv")
+    main(["fit", csv, "--target", "response", "--out", str(folder / "fit"), "--quiet"])
+    outliers = pd.read_csv(folder / "fit" / "outliers.csv")
+    print(f"flagged {outliers['flagged'].sum()} rows; the 10 wrong rows are rows 1-10:")
+    print(outliers.nlargest(5, "outlier_score")[["row", "outlier_score", "response"]])
+    print((folder / "fit" / "report.md").read_text().splitlines()[0])
+
+    predictions = str(folder / "predictions.csv")
+    main(["predict", str(folder / "fit" / "model.joblib"), csv, "--out", predictions, "--quiet"])
+    print(pd.read_csv(predictions).head(3))
+
+    kept = outliers.loc[~outliers["flagged"], table.columns]
+    kept.to_csv(folder / "kept.csv", index=False)
+    metric = str(folder / "metric")
+    main(["learn-metric", str(folder / "kept.csv"), "--target", "response", "--out", metric])
+    print(pd.read_csv(folder / "metric" / "components.csv"))

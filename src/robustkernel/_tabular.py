@@ -1,0 +1,153 @@
+"""Reading and validating the CSV tables of the command line.
+
+Rules, shared by ``fit``, ``predict`` and ``learn-metric``:
+
+* pandas reads the file and sniffs the delimiter (``sep=None, engine="python"``): commas,
+  semicolons, tabs, ... The first line is the header.
+* Rows are numbered from 1 (the first line after the header), and keep their number when rows
+  with missing values are dropped.
+* Feature columns must be numeric (booleans count as 0/1). Categorical (text) feature columns are
+  **rejected** with a message naming them, not encoded: an encoding chosen silently (one-hot, or
+  codes in order of appearance) changes the kernel's geometry, and the saved model would have to
+  carry it. Encode them yourself (e.g. ``pandas.get_dummies``) or drop them.
+* Missing values are an error unless ``drop_na`` is set; infinite values are always an error.
+* A regression target must be numeric; a classification target may hold any labels.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+MIN_TRAINING_ROWS = 10
+
+
+class DataError(ValueError):
+    """The table cannot be used as given; the message says why, in one line."""
+
+
+@dataclass(frozen=True)
+class Table:
+    """A validated table: numeric features, an optional target and the rows they came from.
+
+    Attributes
+    ----------
+    X : DataFrame
+        Numeric feature columns (float64) of the rows used.
+    y : Series or None
+        Target of the rows used (None when no target was asked for).
+    rows : ndarray of int
+        1-based row numbers of the rows used in the file.
+    original : DataFrame
+        Every column of the rows used, as read.
+    n_dropped : int
+        Rows dropped for missing values.
+    """
+
+    X: pd.DataFrame
+    y: pd.Series | None
+    rows: np.ndarray
+    original: pd.DataFrame
+    n_dropped: int
+
+
+def read_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read a CSV file with a sniffed delimiter; errors become :class:`DataError`."""
+    try:
+        frame = pd.read_csv(path, sep=None, engine="python")
+    except FileNotFoundError as error:
+        raise DataError(f"no such file: {os.fspath(path)}") from error
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, csv.Error, UnicodeDecodeError) as e:
+        raise DataError(f"cannot read {os.fspath(path)} as CSV: {_first_line(e)}") from e
+    frame.index = np.arange(1, len(frame) + 1)
+    return frame
+
+
+def training_table(
+    frame: pd.DataFrame,
+    target: str,
+    *,
+    classification: bool = False,
+    drop_na: bool = False,
+    min_rows: int = MIN_TRAINING_ROWS,
+) -> Table:
+    """Split ``frame`` into numeric features and the target column ``target``, validated."""
+    if target not in frame.columns:
+        raise DataError(
+            f"target column {target!r} not found; columns are {', '.join(map(str, frame.columns))}"
+        )
+    features = [column for column in frame.columns if column != target]
+    if not features:
+        raise DataError("the table has no feature column besides the target")
+    frame, n_dropped = _missing_values(frame, drop_na)
+    if len(frame) < min_rows:
+        raise DataError(f"too few rows: {len(frame)} usable, at least {min_rows} needed")
+    y = frame[target]
+    if not classification:
+        y = _numeric(frame[[target]], "target column").iloc[:, 0]
+    elif y.nunique() < 2:
+        raise DataError(f"target column {target!r} has a single class; classification needs two")
+    X = _numeric(frame[features], "feature column")
+    return Table(X=X, y=y, rows=frame.index.to_numpy(), original=frame, n_dropped=n_dropped)
+
+
+def feature_table(
+    frame: pd.DataFrame, columns: list[str], *, drop_na: bool = False, min_rows: int = 1
+) -> Table:
+    """The numeric feature columns ``columns`` of ``frame`` (other columns are ignored)."""
+    missing = [column for column in columns if column not in frame.columns]
+    if missing:
+        raise DataError(f"feature column(s) missing from the table: {', '.join(missing)}")
+    frame, n_dropped = _missing_values(frame[columns], drop_na)
+    if len(frame) < min_rows:
+        raise DataError(f"too few rows: {len(frame)} usable, at least {min_rows} needed")
+    X = _numeric(frame, "feature column")
+    return Table(X=X, y=None, rows=frame.index.to_numpy(), original=frame, n_dropped=n_dropped)
+
+
+def _missing_values(frame: pd.DataFrame, drop_na: bool) -> tuple[pd.DataFrame, int]:
+    missing = frame.isna().any(axis=1)
+    if missing.any() and not drop_na:
+        row = int(missing.idxmax())
+        column = frame.columns[frame.loc[row].isna().to_numpy()][0]
+        raise DataError(
+            f"{int(missing.sum())} row(s) have missing values (first: row {row}, column "
+            f"{column!r}); pass --drop-na to drop them"
+        )
+    return frame.loc[~missing], int(missing.sum())
+
+
+def _numeric(frame: pd.DataFrame, what: str) -> pd.DataFrame:
+    """The columns as float64; non-numeric or infinite values raise :class:`DataError`."""
+    for column in frame.columns:
+        values = frame[column]
+        if not (pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values)):
+            example = next((v for v in values if not _is_number(v)), values.iloc[0])
+            raise DataError(
+                f"{what} {column!r} is not numeric (e.g. {example!r}); categorical columns are "
+                "not encoded automatically: encode them as numbers (e.g. one-hot) or drop them"
+            )
+    numeric = frame.astype(np.float64)
+    infinite = ~np.isfinite(numeric.to_numpy())
+    if infinite.any():
+        row, col = np.argwhere(infinite)[0]
+        raise DataError(
+            f"{what} {numeric.columns[col]!r} holds an infinite value (row {numeric.index[row]})"
+        )
+    return numeric
+
+
+def _is_number(value: object) -> bool:
+    try:
+        float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__

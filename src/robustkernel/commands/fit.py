@@ -1,0 +1,209 @@
+"""``robustkernel fit DATA.csv --target COL --out DIR``: a Subquantile fit of a CSV table.
+
+The features are scaled with a :class:`~sklearn.preprocessing.RobustScaler` (median and
+interquartile range, which corrupted rows barely move) inside the saved pipeline, so the model
+file predicts from raw feature values. DIR receives ``model.joblib``, ``outliers.csv``,
+``predictions.csv``, ``report.md`` and its PNG figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from sklearn.metrics import accuracy_score, root_mean_squared_error
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import RobustScaler
+
+from .. import _cli_report as report
+from .._base import SOLVERS
+from .._kernels import KERNELS
+from .._tabular import Table, read_csv, training_table
+from ..persistence import save_model
+from ..subquantile import SubquantileKernelClassifier, SubquantileKernelRegressor
+from ._common import atomic_folder, guarded, one_line_errors, prediction_frame, progress
+
+PROG = "robustkernel fit"
+MODEL_FILE = "model.joblib"
+N_MOST_SUSPECT = 10
+
+
+def epsilon_argument(text: str) -> float | str:
+    """``auto`` or a fraction in [0, 0.5)."""
+    if text == "auto":
+        return text
+    try:
+        value = float(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a number, got {text!r}") from error
+    if not 0.0 <= value < 0.5:
+        raise argparse.ArgumentTypeError(f"epsilon must be in [0, 0.5), got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A number > 0."""
+    try:
+        value = float(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from error
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
+    return value
+
+
+def build_model(args: argparse.Namespace) -> Pipeline:
+    """The robust scaler and the Subquantile estimator the arguments describe."""
+    estimator = (
+        SubquantileKernelClassifier if args.task == "classification" else SubquantileKernelRegressor
+    )
+    subq = estimator(
+        epsilon=args.epsilon,
+        alpha=args.alpha,
+        kernel=args.kernel,
+        gamma=args.gamma,
+        solver=args.solver,
+    )
+    return Pipeline([("scale", RobustScaler()), ("model", subq)])
+
+
+def _statistics(table: Table, model: Pipeline, seconds: float) -> dict[str, Any]:
+    subq = model[-1]
+    kept = subq.inlier_mask_
+    predicted = model.predict(table.X)
+    if isinstance(subq, SubquantileKernelRegressor):
+        metric, score = "RMSE", root_mean_squared_error
+    else:
+        metric, score = "accuracy", accuracy_score
+    return {
+        "rows used": len(table.rows),
+        "rows dropped (missing values)": table.n_dropped,
+        "features": table.X.shape[1],
+        "estimated epsilon (epsilon_)": float(subq.epsilon_),
+        "rows flagged": int((~kept).sum()),
+        "threshold (k-th smallest loss)": float(subq.threshold_),
+        f"training {metric}, kept rows": float(score(table.y[kept], predicted[kept])),
+        f"training {metric}, all rows": float(score(table.y, predicted)),
+        "iterations": int(subq.n_iter_),
+        "converged": bool(subq.converged_),
+        "fit seconds": round(seconds, 3),
+    }
+
+
+def _predictions(table: Table, model: Pipeline) -> pd.DataFrame:
+    frame = prediction_frame(model, table)
+    frame.insert(1, "observed", table.y.to_numpy())
+    return frame
+
+
+def _outliers(table: Table, model: Pipeline) -> pd.DataFrame:
+    subq = model[-1]
+    scores = pd.DataFrame(
+        {"row": table.rows, "outlier_score": subq.outlier_scores_, "flagged": ~subq.inlier_mask_}
+    )
+    return pd.concat([scores, table.original.reset_index(drop=True)], axis=1)
+
+
+def _report(
+    folder: Path, args: argparse.Namespace, table: Table, model: Pipeline, seconds: float
+) -> None:
+    subq = model[-1]
+    report.plot_outlier_scores(subq.outlier_scores_, subq.threshold_, folder / "outliers.png")
+    sections = {
+        "Settings": report.key_value_table(
+            {
+                "data": str(args.data),
+                "target": args.target,
+                "task": args.task,
+                "epsilon": args.epsilon,
+                "kernel": args.kernel,
+                "alpha": args.alpha,
+                "gamma": "1 / n_features" if args.gamma is None else args.gamma,
+                "solver": args.solver,
+                "feature scaling": "RobustScaler (median, interquartile range)",
+            }
+        ),
+        "Fit statistics": report.key_value_table(_statistics(table, model, seconds)),
+        "Outlier scores": (
+            "Each row's training loss under the final fit; rows above the threshold were "
+            "trimmed (flagged). All rows are in outliers.csv.\n\n"
+            + report.image("outliers.png", "sorted outlier scores and threshold")
+            + "\nMost suspect rows:\n\n"
+            + report.markdown_table(
+                _outliers(table, model).nlargest(N_MOST_SUSPECT, "outlier_score").round(4)
+            )
+        ),
+    }
+    if args.task == "regression":
+        report.plot_predicted_vs_observed(
+            table.y.to_numpy(), model.predict(table.X), ~subq.inlier_mask_, folder / "fit.png"
+        )
+        sections["Predicted vs observed"] = report.image("fit.png", "predicted vs observed")
+    report.write_report(
+        folder / "report.md", f"Subquantile fit of {Path(args.data).name}", sections
+    )
+
+
+def _run(args: argparse.Namespace) -> int:
+    with progress(4, "fit", args.quiet) as bar, atomic_folder(args.out) as folder:
+        bar.set_postfix_str("reading")
+        table = training_table(
+            read_csv(args.data),
+            args.target,
+            classification=args.task == "classification",
+            drop_na=args.drop_na,
+        )
+        bar.update()
+        bar.set_postfix_str("fitting")
+        model = build_model(args)
+        start = time.perf_counter()
+        model.fit(table.X, table.y)
+        seconds = time.perf_counter() - start
+        bar.update()
+        bar.set_postfix_str("writing tables")
+        save_model(model, folder / MODEL_FILE)
+        _outliers(table, model).to_csv(folder / "outliers.csv", index=False)
+        _predictions(table, model).to_csv(folder / "predictions.csv", index=False)
+        bar.update()
+        bar.set_postfix_str("writing report")
+        _report(folder, args, table, model, seconds)
+        bar.update()
+    if not args.quiet:
+        print(f"epsilon_ = {model[-1].epsilon_:.3f}; wrote {args.out}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``fit`` subcommand."""
+    parser = subparsers.add_parser(
+        "fit",
+        help="fit a Subquantile model to a CSV table and report the suspect rows",
+        description=(
+            "Fit a Subquantile kernel model to DATA.csv (any delimiter pandas can sniff) and "
+            "write the model, outliers.csv, predictions.csv and report.md into DIR, which must "
+            "not exist yet (or be empty). Feature columns must be numeric."
+        ),
+    )
+    parser.add_argument("data", metavar="DATA.csv", help="the table (header line first)")
+    parser.add_argument("--target", required=True, help="name of the target column")
+    parser.add_argument("--task", choices=("regression", "classification"), default="regression")
+    parser.add_argument(
+        "--epsilon",
+        type=epsilon_argument,
+        default="auto",
+        help="fraction of rows to trim, in [0, 0.5), or 'auto' to estimate it (default)",
+    )
+    parser.add_argument("--kernel", choices=sorted(set(KERNELS) - {"precomputed"}), default="rbf")
+    parser.add_argument("--alpha", type=positive_float, default=1.0, help="ridge penalty")
+    parser.add_argument(
+        "--gamma", type=positive_float, default=None, help="kernel gamma (default 1/n_features)"
+    )
+    parser.add_argument("--solver", choices=SOLVERS, default="alternating")
+    parser.add_argument("--out", required=True, metavar="DIR", help="output folder (new)")
+    parser.add_argument("--drop-na", action="store_true", help="drop rows with missing values")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar or messages")
+    parser.set_defaults(handler=guarded(PROG, _run))
+    one_line_errors(parser)

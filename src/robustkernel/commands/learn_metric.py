@@ -1,0 +1,123 @@
+"""``robustkernel learn-metric DATA.csv --target COL --out DIR``: which directions of x matter.
+
+Fits :class:`~robustkernel.MetricKernelRidge` to the standardized features and target (zero
+mean, unit variance: the learned Sigma is then in units of feature standard deviations and
+``--lam`` means the same on every table). DIR receives ``components.csv`` (the orthonormal basis
+of the learned subspace, one row per feature), ``eigenvalues.csv`` and ``eigenvalues.png`` (the
+spectrum of Sigma), ``transformed.csv`` (every row's coordinates in the learned subspace) and
+``report.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import root_mean_squared_error
+from sklearn.preprocessing import StandardScaler
+
+from .. import _cli_report as report
+from .._tabular import read_csv, training_table
+from ..metric_kernel_ridge import MetricKernelRidge
+from ._common import atomic_folder, guarded, one_line_errors, progress
+from .fit import positive_float
+
+PROG = "robustkernel learn-metric"
+
+
+def _run(args: argparse.Namespace) -> int:
+    with progress(3, "learn-metric", args.quiet) as bar, atomic_folder(args.out) as folder:
+        table = training_table(read_csv(args.data), args.target, drop_na=args.drop_na)
+        X = StandardScaler().fit_transform(table.X)
+        y_scaler = StandardScaler().fit(table.y.to_frame())
+        y = y_scaler.transform(table.y.to_frame()).ravel()
+        bar.update()
+        start = time.perf_counter()
+        model = MetricKernelRidge(lam=args.lam, max_iter=args.max_iter).fit(X, y)
+        seconds = time.perf_counter() - start
+        bar.update()
+        names = [f"component_{j + 1}" for j in range(model.rank_)]
+        components = pd.DataFrame(model.components_, columns=names)
+        components.insert(0, "feature", table.X.columns)
+        components.to_csv(folder / "components.csv", index=False)
+        eigenvalues = pd.DataFrame(
+            {
+                "index": np.arange(1, model.eigenvalues_.size + 1),
+                "eigenvalue": model.eigenvalues_,
+                "in_subspace": model.eigenvalues_ > 0,
+            }
+        )
+        eigenvalues.to_csv(folder / "eigenvalues.csv", index=False)
+        transformed = pd.DataFrame(model.transform(X), columns=names)
+        transformed.insert(0, "row", table.rows)
+        transformed.to_csv(folder / "transformed.csv", index=False)
+        report.plot_eigenvalues(model.eigenvalues_, folder / "eigenvalues.png")
+        fitted = y_scaler.inverse_transform(model.predict(X)[:, None]).ravel()
+        statistics = {
+            "rows used": len(table.rows),
+            "rows dropped (missing values)": table.n_dropped,
+            "features": X.shape[1],
+            "rank of Sigma (rank_)": int(model.rank_),
+            "eigenvalues > 1e-6 x largest": int(model.numerical_rank_),
+            "objective J_n": float(model.objective_),
+            "training RMSE (target units)": float(root_mean_squared_error(table.y, fitted)),
+            "iterations": int(model.n_iter_),
+            "converged": bool(model.converged_),
+            "fit seconds": round(seconds, 3),
+        }
+        settings = {"data": str(args.data), "target": args.target, "lam": args.lam}
+        report.write_report(
+            folder / "report.md",
+            f"Learned metric of {args.data}",
+            {
+                "Settings": report.key_value_table(
+                    {**settings, "max_iter": args.max_iter, "scaling": "standardized x and y"}
+                ),
+                "Fit statistics": report.key_value_table(statistics),
+                "Spectrum of Sigma": (
+                    "The prediction depends on x only through the directions with a positive "
+                    "eigenvalue; their number is the rank.\n\n"
+                    + report.image("eigenvalues.png", "eigenvalues of Sigma")
+                ),
+                "Learned directions": (
+                    "Columns: orthonormal directions spanning the learned subspace, in units of "
+                    "standardized features (largest eigenvalue first). A feature with weight "
+                    "near 0 in every column does not influence the prediction.\n\n"
+                    + report.markdown_table(components.round(4))
+                ),
+            },
+        )
+        bar.update()
+    if not args.quiet:
+        print(f"rank {model.rank_} of {X.shape[1]}; wrote {args.out}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``learn-metric`` subcommand."""
+    parser = subparsers.add_parser(
+        "learn-metric",
+        help="learn which directions of the features matter (kernel learning, paper 003)",
+        description=(
+            "Fit kernel ridge regression with a learned metric Sigma to DATA.csv and write its "
+            "rank, directions, the transformed rows and a report into DIR (new or empty)."
+        ),
+    )
+    parser.add_argument("data", metavar="DATA.csv", help="the table (header line first)")
+    parser.add_argument("--target", required=True, help="name of the (numeric) target column")
+    parser.add_argument(
+        "--lam",
+        type=positive_float,
+        default=0.1,
+        help="ridge penalty; larger gives a lower rank (default 0.1)",
+    )
+    parser.add_argument(
+        "--max-iter", type=int, default=2000, help="gradient iterations (default 2000)"
+    )
+    parser.add_argument("--out", required=True, metavar="DIR", help="output folder (new)")
+    parser.add_argument("--drop-na", action="store_true", help="drop rows with missing values")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar or messages")
+    parser.set_defaults(handler=guarded(PROG, _run))
+    one_line_errors(parser)

@@ -1,0 +1,89 @@
+"""epsilon="auto": the estimated fraction, and the test error it leads to, against the truth.
+
+Regression: label noise N(5, 5) on a smooth function; the estimate must be within 0.05 of the
+true fraction, the test RMSE at most 1.1 x Oracle ERM (the same estimator with epsilon=0 on the
+clean rows), and on clean data at most 5% worse than sklearn's KernelRidge.
+
+Classification: labels flipped on a two-class problem with a curved boundary. Flips next to the
+boundary cannot be told from clean rows, so the tolerances reached are looser: the estimate
+within 0.07 of the truth, and the test error at most 0.03 above Oracle ERM for eps <= 0.2.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import make_regression
+from sklearn.kernel_ridge import KernelRidge
+from sklearn.metrics import accuracy_score, root_mean_squared_error
+
+from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
+from robustkernel.corruption import corrupt
+
+EPSILONS = (0.0, 0.05, 0.1, 0.2, 0.3)
+REGRESSION_PARAMS = {"alpha": 0.1, "gamma": 1.0}
+CLASSIFICATION_PARAMS = {"alpha": 0.1, "gamma": 1.0}
+
+
+def make_classification(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Two classes separated by the curve x2 = sin(1.5 x1), no label noise."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, size=(n, 2))
+    return X, (X[:, 1] > np.sin(1.5 * X[:, 0])).astype(int)
+
+
+def _oracle(estimator, X, y, corrupted_index):
+    clean = np.setdiff1d(np.arange(len(y)), corrupted_index)
+    return estimator(epsilon=0.0, **_params(estimator)).fit(X[clean], y[clean])
+
+
+def _params(estimator) -> dict[str, float]:
+    if estimator is SubquantileKernelRegressor:
+        return REGRESSION_PARAMS
+    return CLASSIFICATION_PARAMS
+
+
+@pytest.fixture(scope="module")
+def regression_test_set():
+    return make_regression(1000, seed=99)
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+def test_auto_epsilon_regression(epsilon, regression_test_set):
+    X, y = make_regression(200, seed=0)
+    bad = corrupt(X, y, "label", epsilon, random_state=0)
+    model = SubquantileKernelRegressor(epsilon="auto", **REGRESSION_PARAMS).fit(bad.X, bad.y)
+    assert abs(model.epsilon_ - epsilon) <= 0.05
+
+    X_test, y_test = regression_test_set
+    rmse = root_mean_squared_error(y_test, model.predict(X_test))
+    oracle = _oracle(SubquantileKernelRegressor, X, y, bad.index)
+    assert rmse <= 1.1 * root_mean_squared_error(y_test, oracle.predict(X_test))
+    if epsilon == 0.0:
+        ridge = KernelRidge(kernel="rbf", **REGRESSION_PARAMS).fit(X, y - y.mean())
+        ridge_rmse = root_mean_squared_error(y_test, ridge.predict(X_test) + y.mean())
+        assert rmse <= 1.05 * ridge_rmse
+
+
+def test_auto_epsilon_regression_flags_the_corrupted_rows():
+    X, y = make_regression(200, seed=1)
+    bad = corrupt(X, y, "label", 0.2, random_state=1)
+    model = SubquantileKernelRegressor(epsilon="auto", **REGRESSION_PARAMS).fit(bad.X, bad.y)
+    flagged = np.flatnonzero(~model.inlier_mask_)
+    assert np.intersect1d(flagged, bad.index).size >= 0.95 * bad.index.size
+    assert model.epsilon_ == pytest.approx(flagged.size / len(y))
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+def test_auto_epsilon_classification(epsilon):
+    X, y = make_classification(200, seed=1)
+    X_test, y_test = make_classification(1000, seed=99)
+    bad = corrupt(X, y, "flip", epsilon, random_state=1)
+    model = SubquantileKernelClassifier(epsilon="auto", **CLASSIFICATION_PARAMS).fit(bad.X, bad.y)
+    assert abs(model.epsilon_ - epsilon) <= 0.07
+
+    error = 1.0 - accuracy_score(y_test, model.predict(X_test))
+    oracle = _oracle(SubquantileKernelClassifier, X, y, bad.index)
+    oracle_error = 1.0 - accuracy_score(y_test, oracle.predict(X_test))
+    if epsilon <= 0.2:
+        assert error <= oracle_error + 0.03

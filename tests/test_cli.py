@@ -1,0 +1,278 @@
+"""``robustkernel fit / predict / learn-metric`` end to end on small generated CSV files."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import joblib
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.preprocessing import RobustScaler, StandardScaler
+
+from robustkernel.cli import main
+from robustkernel.persistence import FORMAT, load_model
+
+N_ROWS = 80
+N_CORRUPTED = 8
+
+
+def run(argv: list[str], capsys) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr of the command line called in-process."""
+    try:
+        code = main(argv)
+    except SystemExit as error:
+        code = error.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _features(seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(rng.normal(size=(N_ROWS, 3)), columns=["a", "b", "c"])
+
+
+@pytest.fixture
+def regression_csv(tmp_path):
+    """Semicolon-separated; y = sin(a) + noise, the first rows' targets replaced."""
+    frame = _features()
+    rng = np.random.default_rng(1)
+    frame["y"] = np.sin(frame["a"]) + 0.05 * rng.normal(size=N_ROWS)
+    frame.loc[: N_CORRUPTED - 1, "y"] = rng.normal(6.0, 1.0, size=N_CORRUPTED)
+    path = tmp_path / "regression.csv"
+    frame.to_csv(path, sep=";", index=False)
+    return path
+
+
+@pytest.fixture
+def classification_csv(tmp_path):
+    """Comma-separated; text labels by the sign of a + b, the first rows' labels flipped."""
+    frame = _features()
+    positive = frame["a"] + frame["b"] > 0
+    positive[:N_CORRUPTED] = ~positive[:N_CORRUPTED]
+    frame["label"] = np.where(positive, "yes", "no")
+    path = tmp_path / "classification.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_fit_regression_writes_model_tables_and_report(tmp_path, regression_csv, capsys):
+    out = tmp_path / "fit"
+    code, stdout, _ = run(["fit", str(regression_csv), "--target", "y", "--out", str(out)], capsys)
+    assert code == 0 and "epsilon_" in stdout
+    assert sorted(p.name for p in out.iterdir()) == [
+        "fit.png",
+        "model.joblib",
+        "outliers.csv",
+        "outliers.png",
+        "predictions.csv",
+        "report.md",
+    ]
+    data = pd.read_csv(regression_csv, sep=";")
+    outliers = pd.read_csv(out / "outliers.csv")
+    assert list(outliers.columns) == ["row", "outlier_score", "flagged", "a", "b", "c", "y"]
+    np.testing.assert_array_equal(outliers["row"], np.arange(1, N_ROWS + 1))
+    np.testing.assert_allclose(outliers[["a", "b", "c", "y"]], data)
+    assert outliers["flagged"][:N_CORRUPTED].all()
+
+    model = load_model(out / "model.joblib")
+    subq = model[-1]
+    assert outliers["flagged"].sum() == round(subq.epsilon_ * N_ROWS)
+    # Independent check of the pipeline: robust scaling, then the Subquantile fit.
+    scaled = RobustScaler().fit_transform(data[["a", "b", "c"]])
+    predictions = pd.read_csv(out / "predictions.csv")
+    np.testing.assert_allclose(predictions["predicted"], subq.predict(scaled))
+    np.testing.assert_allclose(predictions["observed"], data["y"])
+    residual = (predictions["predicted"] - data["y"])[~outliers["flagged"]]
+    assert np.sqrt(np.mean(residual**2)) < 0.2
+
+    report = (out / "report.md").read_text()
+    assert "estimated epsilon" in report and "(outliers.png)" in report and "(fit.png)" in report
+    assert (out / "outliers.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_fit_and_predict_classification(tmp_path, classification_csv, capsys):
+    out = tmp_path / "fit"
+    argv = ["fit", str(classification_csv), "--target", "label", "--task", "classification"]
+    code, _, _ = run([*argv, "--epsilon", "0.1", "--out", str(out), "--quiet"], capsys)
+    assert code == 0
+    assert not (out / "fit.png").exists()
+    new = _features(seed=2)
+    new_csv = tmp_path / "new.csv"
+    new.to_csv(new_csv, sep="\t", index=False)
+    predictions_csv = tmp_path / "predictions.csv"
+    code, _, stderr = run(
+        ["predict", str(out / "model.joblib"), str(new_csv), "--out", str(predictions_csv)], capsys
+    )
+    assert code == 0 and stderr == ""
+    predictions = pd.read_csv(predictions_csv)
+    model = load_model(out / "model.joblib")
+    np.testing.assert_array_equal(predictions["predicted"], model.predict(new))
+    np.testing.assert_allclose(predictions[["probability_no", "probability_yes"]].sum(axis=1), 1)
+    truth = np.where(new["a"] + new["b"] > 0, "yes", "no")
+    assert (predictions["predicted"] == truth).mean() > 0.85
+
+
+def test_quiet_prints_nothing(tmp_path, regression_csv, capsys):
+    argv = ["fit", str(regression_csv), "--target", "y", "--epsilon", "0.1", "--quiet"]
+    code, stdout, stderr = run([*argv, "--out", str(tmp_path / "out")], capsys)
+    assert (code, stdout, stderr) == (0, "", "")
+
+
+def test_learn_metric_finds_the_relevant_direction(tmp_path, capsys):
+    frame = _features()
+    frame["y"] = np.sin(2 * frame["b"])
+    csv = tmp_path / "metric.csv"
+    frame.to_csv(csv, index=False)
+    out = tmp_path / "metric"
+    code, stdout, _ = run(["learn-metric", str(csv), "--target", "y", "--out", str(out)], capsys)
+    assert code == 0
+    components = pd.read_csv(out / "components.csv").set_index("feature")
+    eigenvalues = pd.read_csv(out / "eigenvalues.csv")
+    rank = int(eigenvalues["in_subspace"].sum())
+    assert f"rank {rank} of 3" in stdout and components.shape == (3, rank)
+    U = components.to_numpy()
+    np.testing.assert_allclose(U.T @ U, np.eye(rank), atol=1e-10)
+    assert abs(U[1, 0]) > 0.9  # the leading direction is feature b
+    # transformed = standardized X @ U sqrt(D), recomputed from the written tables
+    X = StandardScaler().fit_transform(frame[["a", "b", "c"]])
+    expected = X @ (U * np.sqrt(eigenvalues["eigenvalue"].to_numpy()[:rank]))
+    transformed = pd.read_csv(out / "transformed.csv")
+    np.testing.assert_allclose(transformed.drop(columns="row"), expected, atol=1e-10)
+    assert "Learned directions" in (out / "report.md").read_text()
+    assert (out / "eigenvalues.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def _write(tmp_path, name: str, frame: pd.DataFrame) -> str:
+    path = tmp_path / name
+    frame.to_csv(path, index=False)
+    return str(path)
+
+
+def _bad_tables(tmp_path) -> dict[str, tuple[str, list[str]]]:
+    """Name -> (CSV path, extra arguments) of inputs that must be refused."""
+    good = _features()
+    good["y"] = good["a"]
+    text = good.assign(c=["red", "blue"] * (N_ROWS // 2))
+    missing = good.copy()
+    missing.loc[5, "b"] = np.nan
+    infinite = good.copy()
+    infinite.loc[3, "a"] = np.inf
+    return {
+        "missing target column": (_write(tmp_path, "good.csv", good), ["--target", "nope"]),
+        "non-numeric feature": (_write(tmp_path, "text.csv", text), ["--target", "y"]),
+        "too few rows": (_write(tmp_path, "few.csv", good[:5]), ["--target", "y"]),
+        "NaN without --drop-na": (_write(tmp_path, "nan.csv", missing), ["--target", "y"]),
+        "infinite value": (_write(tmp_path, "inf.csv", infinite), ["--target", "y"]),
+        "no such file": (str(tmp_path / "absent.csv"), ["--target", "y"]),
+        "epsilon out of range": (str(tmp_path / "good.csv"), ["--target", "y", "--epsilon", "0.7"]),
+        "missing --target": (str(tmp_path / "good.csv"), []),
+        "single class": (
+            str(tmp_path / "good.csv"),
+            ["--target", "c", "--task", "classification"],
+        ),
+        "empty file": (_write(tmp_path, "empty.csv", pd.DataFrame()), ["--target", "y"]),
+    }
+
+
+BAD_CASES = [
+    "missing target column",
+    "non-numeric feature",
+    "too few rows",
+    "NaN without --drop-na",
+    "infinite value",
+    "no such file",
+    "epsilon out of range",
+    "missing --target",
+    "single class",
+    "empty file",
+]
+
+
+FIT_ONLY = ("epsilon out of range", "single class")
+
+
+@pytest.mark.parametrize(
+    ("command", "case"),
+    [("fit", case) for case in BAD_CASES]
+    + [("learn-metric", case) for case in BAD_CASES if case not in FIT_ONLY],
+)
+def test_bad_input_exits_2_with_one_line_and_no_output(tmp_path, capsys, command, case):
+    csv, extra = _bad_tables(tmp_path)[case]
+    out = tmp_path / "out"
+    before = set(tmp_path.iterdir())
+    code, _, stderr = run([command, csv, *extra, "--out", str(out)], capsys)
+    assert code == 2
+    assert len(stderr.strip().splitlines()) == 1 and "error" in stderr
+    assert "Traceback" not in stderr
+    assert not out.exists()
+    assert set(tmp_path.iterdir()) == before  # no temporary folder left behind
+
+
+def test_drop_na_drops_the_rows_and_keeps_row_numbers(tmp_path, capsys):
+    frame = _features()
+    frame["y"] = frame["a"]
+    frame.loc[[4, 9], "b"] = np.nan
+    csv = _write(tmp_path, "nan.csv", frame)
+    out = tmp_path / "out"
+    argv = ["fit", csv, "--target", "y", "--epsilon", "0.1", "--drop-na", "--quiet"]
+    assert run([*argv, "--out", str(out)], capsys)[0] == 0
+    rows = pd.read_csv(out / "outliers.csv")["row"]
+    assert len(rows) == N_ROWS - 2 and not {5, 10} & set(rows)
+
+
+def test_existing_output_folder_is_not_overwritten(tmp_path, regression_csv, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    code, _, stderr = run(["fit", str(regression_csv), "--target", "y", "--out", str(out)], capsys)
+    assert code == 2 and "already exists" in stderr
+    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+
+
+@pytest.mark.parametrize("case", ["missing feature column", "not a model file"])
+def test_predict_bad_input_exits_2_and_writes_nothing(tmp_path, regression_csv, capsys, case):
+    out = tmp_path / "fit"
+    argv = ["fit", str(regression_csv), "--target", "y", "--epsilon", "0.1", "--quiet"]
+    assert run([*argv, "--out", str(out)], capsys)[0] == 0
+    model, data = out / "model.joblib", regression_csv
+    if case == "missing feature column":
+        data = _write(tmp_path, "partial.csv", _features()[["a", "b"]])
+    else:
+        model = tmp_path / "model.joblib"
+        model.write_text("not a model")
+    predictions = tmp_path / "predictions.csv"
+    code, _, stderr = run(["predict", str(model), str(data), "--out", str(predictions)], capsys)
+    assert code == 2 and len(stderr.strip().splitlines()) == 1
+    assert not predictions.exists()
+
+
+def test_console_script_exit_code(tmp_path):
+    """The installed entry point: a real process, a real exit status, one line on stderr."""
+    command = [sys.executable, "-m", "robustkernel.cli", "fit", str(tmp_path / "absent.csv")]
+    result = subprocess.run(
+        [*command, "--target", "y", "--out", str(tmp_path / "o")], capture_output=True, text=True
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"robustkernel fit: error: no such file: {tmp_path / 'absent.csv'}"
+    ]
+
+
+def test_predict_warns_in_one_line_for_a_model_from_another_version(
+    tmp_path, regression_csv, capsys
+):
+    out = tmp_path / "fit"
+    argv = ["fit", str(regression_csv), "--target", "y", "--epsilon", "0.1", "--quiet"]
+    assert run([*argv, "--out", str(out)], capsys)[0] == 0
+    old = tmp_path / "old.joblib"
+    joblib.dump(
+        {"format": FORMAT, "version": "0.0.1", "model": load_model(out / "model.joblib")}, old
+    )
+    predictions = tmp_path / "predictions.csv"
+    code, _, stderr = run(
+        ["predict", str(old), str(regression_csv), "--out", str(predictions)], capsys
+    )
+    assert code == 0 and predictions.exists()
+    assert len(stderr.strip().splitlines()) == 1 and "warning" in stderr and "0.0.1" in stderr

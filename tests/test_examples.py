@@ -1,0 +1,27 @@
+"""The scripts in examples/ run (smoke tests) and print what their docstrings promise."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXPECTED_OUTPUT = {
+    "auto_epsilon.py": "identical predictions",
+    "command_line.py": "component_1",
+    "learned_metric.py": "rank of Sigma: 1",
+    "robust_grid_search.py": "trimmed RMSE",
+}
+
+
+def test_every_example_is_listed():
+    assert sorted(path.name for path in EXAMPLES.glob("*.py")) == sorted(EXPECTED_OUTPUT)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_OUTPUT))
+def test_example_runs(name, capsys, monkeypatch):
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    runpy.run_path(str(EXAMPLES / name), run_name="__main__")
+    assert EXPECTED_OUTPUT[name] in capsys.readouterr().out

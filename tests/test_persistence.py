@@ -1,0 +1,83 @@
+"""save_model / load_model: identical predictions after a round trip, version check on load."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import joblib
+import numpy as np
+import pytest
+from conftest import make_regression
+
+from robustkernel import (
+    MetricKernelRidge,
+    SubquantileKernelClassifier,
+    SubquantileKernelRegressor,
+    __version__,
+)
+from robustkernel.persistence import FORMAT, ModelVersionWarning, load_model, save_model
+
+X, y = make_regression(40, seed=5)
+MODELS = {
+    "regressor": lambda: SubquantileKernelRegressor(epsilon=0.1).fit(X, y),
+    "classifier": lambda: SubquantileKernelClassifier(epsilon=0.1).fit(X, y > 0),
+    "metric": lambda: MetricKernelRidge(lam=0.1, max_iter=20).fit(X, y),
+}
+
+
+@cache
+def fitted(name: str):
+    """Each model fitted once for all the formats."""
+    return MODELS[name]()
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("suffix", [".joblib", ".skops"])
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_round_trip_gives_identical_predictions(tmp_path, name, suffix):
+    if suffix == ".skops":
+        pytest.importorskip("skops")
+    model = fitted(name)
+    path = save_model(model, tmp_path / f"model{suffix}")
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary left behind
+    loaded = load_model(path)
+    assert type(loaded) is type(model)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_model_from_another_version_warns(tmp_path):
+    model = SubquantileKernelRegressor(epsilon=0.1).fit(X, y)
+    path = tmp_path / "old.joblib"
+    joblib.dump({"format": FORMAT, "version": "0.0.1", "model": model}, path)
+    with pytest.warns(ModelVersionWarning, match=r"0\.0\.1"):
+        loaded = load_model(path)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_model_from_this_version_does_not_warn(tmp_path, recwarn):
+    load_model(save_model(SubquantileKernelRegressor().fit(X, y), tmp_path / "m.joblib"))
+    assert not [w for w in recwarn if issubclass(w.category, ModelVersionWarning)]
+    assert joblib.load(tmp_path / "m.joblib")["version"] == __version__
+
+
+@pytest.mark.parametrize("name", ["other.joblib", "text.joblib", "text.skops"])
+def test_other_files_are_rejected(tmp_path, name):
+    if name.endswith(".skops"):
+        pytest.importorskip("skops")
+    joblib.dump({"a": 1}, tmp_path / "other.joblib")
+    (tmp_path / "text.joblib").write_text("not a model")
+    (tmp_path / "text.skops").write_text("not a model")
+    with pytest.raises(ValueError, match="not a robustkernel model"):
+        load_model(tmp_path / name)
+
+
+class Foreign:
+    """A class skops does not trust."""
+
+
+def test_skops_refuses_foreign_types(tmp_path):
+    skops_io = pytest.importorskip("skops.io")
+    path = tmp_path / "foreign.skops"
+    skops_io.dump({"format": FORMAT, "version": __version__, "model": Foreign()}, path)
+    with pytest.raises(ValueError, match="outside robustkernel"):
+        load_model(path)
