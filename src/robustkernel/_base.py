@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from numbers import Integral, Real
+from types import ModuleType
 from typing import Any, ClassVar
 
 import numpy as np
@@ -59,6 +60,7 @@ class BaseSubquantile(BaseEstimator):
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "verbose": ["boolean"],
+        "device": [str, None],
     }
     _subset_fitter: ClassVar[type]
     _feature_subset_fitter: ClassVar[type]
@@ -90,6 +92,7 @@ class BaseSubquantile(BaseEstimator):
         n_iter_no_change: int = 5,
         random_state: int | np.random.RandomState | None = None,
         verbose: bool = False,
+        device: str | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.alpha = alpha
@@ -113,6 +116,7 @@ class BaseSubquantile(BaseEstimator):
         self.n_iter_no_change = n_iter_no_change
         self.random_state = random_state
         self.verbose = verbose
+        self.device = device
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -145,6 +149,11 @@ class BaseSubquantile(BaseEstimator):
                 'epsilon="auto" needs the exact kernel model (n_components=None); with '
                 "n_components give epsilon as a number."
             )
+        if self.device is not None and (self.n_components is not None or self.epsilon == "auto"):
+            raise ValueError(
+                "device= runs the exact kernel model with a given epsilon; it is not available "
+                'with n_components or epsilon="auto" (use device=None for those).'
+            )
 
     def _fit_coefficients(self, X: np.ndarray, Y: np.ndarray, loss: Loss) -> None:
         """Fit the coefficients on the kernel (or features) of X and set the fitted attributes."""
@@ -152,6 +161,8 @@ class BaseSubquantile(BaseEstimator):
         problem, feature_map = self._build_problem(X, Y, loss)
         if isinstance(problem, FeatureProblem):
             fitter = self._feature_subset_fitter(problem)
+        elif self.device is not None:
+            fitter = _load_torch_backend().device_subset_fitter(self._subset_fitter, problem)
         else:
             fitter = self._subset_fitter(problem)
         fit_subset = partial(fit_in_ball, fitter.fit, problem)
@@ -180,8 +191,13 @@ class BaseSubquantile(BaseEstimator):
             "radius": self.radius,
         }
         if self.n_components is None:
-            K = compute_kernel(X, None, self.kernel, params)
-            if not np.all(np.isfinite(K)):
+            if self.device is None:
+                K = compute_kernel(X, None, self.kernel, params)
+                finite = bool(np.all(np.isfinite(K)))
+            else:
+                K = _load_torch_backend().DeviceKernel.compute(X, self.kernel, params, self.device)
+                finite = K.all_finite()
+            if not finite:
                 raise ValueError(
                     "The kernel matrix contains NaN or infinity; check X and the kernel."
                 )
@@ -284,3 +300,17 @@ class BaseSubquantile(BaseEstimator):
         K = compute_kernel(X, self.X_fit_, self.kernel, params)
         w = self.dual_coef_.reshape(self.X_fit_.shape[0], -1)
         return K @ w + np.atleast_1d(self.intercept_)
+
+
+def _load_torch_backend() -> ModuleType:
+    """The PyTorch backend of ``device=``, imported on first use; a clear error without torch."""
+    try:
+        import torch  # noqa: F401
+    except ImportError as error:
+        raise ImportError(
+            "device= needs PyTorch, which is not installed: pip install robustkernel[gpu] "
+            "(or use device=None for the NumPy path)."
+        ) from error
+    from . import _torch_backend
+
+    return _torch_backend

@@ -117,6 +117,8 @@ class Problem(_Objective):
 
     ``Y`` is (n, C): regression targets, a {0, 1} column (binary) or one-hot rows (multiclass).
     The gradient in f is taken in the RKHS (functional gradient), so ``backward`` is the identity.
+    ``K`` is an ndarray, or any n x n matrix object whose ``@`` takes and returns ndarrays and
+    that SciPy accepts as a linear operator (the device kernel of ``_torch_backend``).
     """
 
     K: np.ndarray

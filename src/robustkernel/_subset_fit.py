@@ -12,7 +12,8 @@ The alternating solver calls one of these once per iteration:
   warm-started at the current model; for the exact kernel model in coordinates whitened by a
   Cholesky factor of K computed once per fit.
 
-All honour the norm-ball constraint through :func:`fit_in_ball`.
+All honour the norm-ball constraint through :func:`fit_in_ball`. Their PyTorch counterparts
+for ``device=`` are in :mod:`robustkernel._torch_backend`.
 """
 
 from __future__ import annotations
@@ -40,29 +41,19 @@ class RidgeSubsetFitter:
         try:
             self._full = cho_factor(_shifted(problem.K, problem.alpha))
         except LinAlgError as error:
-            raise ValueError(_NOT_PSD) from error
+            raise ValueError(NOT_PSD) from error
         self._inverse_columns = np.empty((n, 0))
         self._position = np.full(n, -1)
 
     def fit(self, mask: np.ndarray, w0: np.ndarray, b0: np.ndarray, alpha: float) -> Coefficients:
         """Minimize the objective over (w, b) with the kept rows fixed to ``mask``."""
         problem = self.problem
-        rhs = problem.Y[mask]
-        if problem.fit_intercept:
-            rhs = np.column_stack([rhs, np.ones(rhs.shape[0])])
+        rhs = ridge_rhs(problem, mask)
         if alpha == problem.alpha:
             solution = self._solve(mask, rhs)
         else:
             solution = cho_solve(cho_factor(_shifted(problem.K[np.ix_(mask, mask)], alpha)), rhs)
-        w = np.zeros((problem.n_samples, problem.n_outputs))
-        b = np.zeros(problem.n_outputs)
-        if problem.fit_intercept:
-            u, v = solution[:, :-1], solution[:, -1]
-            b = u.sum(axis=0) / v.sum()
-            w[mask] = u - np.outer(v, b)
-        else:
-            w[mask] = solution
-        return w, b
+        return ridge_coefficients(problem, mask, solution)
 
     def _solve(self, mask: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         """Solve (K_SS + alpha I) x = rhs, choosing the cheaper of Schur complement or direct."""
@@ -98,6 +89,31 @@ class RidgeSubsetFitter:
         unit[rows, np.arange(rows.size)] = 1.0
         self._position[rows] = self._inverse_columns.shape[1] + np.arange(rows.size)
         self._inverse_columns = np.hstack([self._inverse_columns, cho_solve(self._full, unit)])
+
+
+def ridge_rhs(problem: Problem, mask: np.ndarray) -> np.ndarray:
+    """Right-hand sides of the kernel ridge system on S: Y_S, and a column of ones if centred."""
+    rhs = problem.Y[mask]
+    if problem.fit_intercept:
+        rhs = np.column_stack([rhs, np.ones(rhs.shape[0])])
+    return rhs
+
+
+def ridge_coefficients(problem: Problem, mask: np.ndarray, solution: np.ndarray) -> Coefficients:
+    """(w, b) from the solution of (K_SS + alpha I) x = :func:`ridge_rhs` (zero w off S).
+
+    With intercept the solution holds u = A^-1 Y_S and v = A^-1 1; then b = 1^T u / 1^T v and
+    w_S = u - v b.
+    """
+    w = np.zeros((problem.n_samples, problem.n_outputs))
+    b = np.zeros(problem.n_outputs)
+    if problem.fit_intercept:
+        u, v = solution[:, :-1], solution[:, -1]
+        b = u.sum(axis=0) / v.sum()
+        w[mask] = u - np.outer(v, b)
+    else:
+        w[mask] = solution
+    return w, b
 
 
 @dataclass(frozen=True)
@@ -197,7 +213,10 @@ class LbfgsSubsetFitter:
         self.problem = problem
         self.max_iter = max_iter
         self.tol = tol
-        self._chol = _jittered_cholesky(problem.K) if isinstance(problem, Problem) else None
+        self._chol = self._cholesky_factor() if isinstance(problem, Problem) else None
+
+    def _cholesky_factor(self) -> np.ndarray:
+        return _jittered_cholesky(self.problem.K)
 
     def _from_variable(self, v: np.ndarray) -> np.ndarray:
         if self._chol is None:
@@ -294,18 +313,23 @@ def _shifted(K: np.ndarray, shift: float) -> np.ndarray:
     return A
 
 
-_NOT_PSD = (
+NOT_PSD = (
     "The kernel matrix (plus alpha I) is not positive definite: a kernel must be symmetric "
     "positive semidefinite. Check a precomputed or callable kernel."
 )
 
 
+def jitters(trace: float, n: int) -> list[float]:
+    """The shifts delta tried in turn to factorize K + delta I: 1e-10, 1e-9, ..., 1e-2 x tr(K)/n."""
+    scale = max(trace / n, np.finfo(float).tiny)
+    return [10.0**exponent * scale for exponent in range(-10, -1)]
+
+
 def _jittered_cholesky(K: np.ndarray) -> np.ndarray:
-    """Lower Cholesky factor of K + delta I, delta the smallest of 1e-10, 1e-9, ... x tr(K)/n."""
-    scale = max(float(np.trace(K)) / K.shape[0], np.finfo(float).tiny)
-    for exponent in range(-10, -1):
+    """Lower Cholesky factor of K + delta I, delta the smallest of :func:`jitters` that works."""
+    for delta in jitters(float(np.trace(K)), K.shape[0]):
         try:
-            return np.linalg.cholesky(_shifted(K, 10.0**exponent * scale))
+            return np.linalg.cholesky(_shifted(K, delta))
         except np.linalg.LinAlgError:
             continue
-    raise ValueError(_NOT_PSD)
+    raise ValueError(NOT_PSD)

@@ -86,6 +86,16 @@ _PARAMETERS_DOC = """
         frequencies) when ``n_components`` is set.
     verbose : bool, default=False
         Show a progress bar over the iterations.
+    device : str, default=None
+        None runs in NumPy / SciPy. A torch device string ("cuda", "cuda:0", "cpu") runs the
+        exact kernel model's O(n^2) and O(n^3) work in PyTorch float64 on that device (needs
+        the ``gpu`` extra: ``pip install robustkernel[gpu]``): the kernel matrix, every product
+        with it, the Cholesky solves of the alternating ridge solver and the whitening of the
+        classifier's L-BFGS; the O(n) per-iteration work (losses, subquantile, intercept,
+        L-BFGS updates) stays on the host. Results match device=None to float tolerance.
+        Kernels: "rbf", "laplacian", "linear", "polynomial", "sigmoid", "cosine",
+        "precomputed"; not with ``n_components`` or epsilon="auto". The fitted attributes are
+        NumPy arrays and prediction runs in NumPy.
 """
 
 _ATTRIBUTES_DOC = """
