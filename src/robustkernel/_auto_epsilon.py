@@ -1,6 +1,9 @@
 """epsilon="auto": estimate the contaminated fraction by the reweighting step of LTS.
 
-Start from a generous trim (``START``). Under the current fit, flag the rows whose loss is
+Start from a generous trim (regression: ``REGRESSION_START``; classification:
+``CLASSIFICATION_START``, at most half the share of the smallest class, so that the first trim
+cannot swallow a whole class -- a 40% trim on breast cancer, 37% malignant, dropped the malignant
+rows, and the fixed point predicted one class). Under the current fit, flag the rows whose loss is
 implausible for a clean row; refit keeping the others (epsilon = the flagged fraction); repeat
 until the flagged set is a fixed point. ``epsilon_`` is the fraction finally trimmed.
 
@@ -30,8 +33,8 @@ class gets a probability near 0 and is flagged; near the decision boundary a fli
 indistinguishable from a clean one (probability near 1/2) and is kept, so for label flips the
 estimate counts the detectable flips and falls short of the truth when many flips sit near the
 boundary (measured on a two-class problem with a curved boundary, 200 rows: within 0.07 of the
-truth for eps up to 0.3; a cutoff of 1/2 flagged the clean boundary rows as well and degraded
-the fit, a cutoff of 0.1 missed a third of the flips at eps = 0.3).
+truth for eps up to 0.2, 0.1 short at eps = 0.3; a cutoff of 1/2 flagged the clean boundary
+rows as well and degraded the fit, a cutoff of 0.1 missed a third of the flips at eps = 0.3).
 """
 
 from __future__ import annotations
@@ -42,11 +45,28 @@ from scipy.stats import chi2
 
 from ._problem import Evaluation, Problem
 
-START = 0.4
+REGRESSION_START = 0.4
+CLASSIFICATION_START = 0.4
 MAX_EPSILON = 0.49
 MAX_ROUNDS = 20
 REGRESSION_LEVEL = chi2.cdf(3.0**2, df=1)  # 0.99730...: |r| > 3 sigma for one output
 CLASSIFICATION_PROBABILITY = 0.2
+
+
+def regression_start(Y: np.ndarray) -> float:
+    """Initial trimmed fraction for regression targets ``Y`` (n, C)."""
+    return REGRESSION_START
+
+
+def classification_start(Y: np.ndarray) -> float:
+    """Initial trimmed fraction for encoded labels ``Y``: 0/1 of shape (n, 1), or one-hot (n, C).
+
+    ``CLASSIFICATION_START``, capped at half the share of the smallest class.
+    """
+    shares = Y.mean(axis=0)
+    if Y.shape[1] == 1:
+        shares = np.concatenate([shares, 1.0 - shares])
+    return min(CLASSIFICATION_START, 0.5 * float(shares.min()))
 
 
 def regression_flags(problem: Problem, evaluation: Evaluation) -> np.ndarray:

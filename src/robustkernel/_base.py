@@ -65,6 +65,7 @@ class BaseSubquantile(BaseEstimator):
     _subset_fitter: ClassVar[type]
     _feature_subset_fitter: ClassVar[type]
     _outlier_flags: ClassVar[Callable[[Problem, Evaluation], np.ndarray]]
+    _auto_start: ClassVar[Callable[[np.ndarray], float]]
     _y_numeric: ClassVar[bool]
 
     def __init__(
@@ -181,7 +182,7 @@ class BaseSubquantile(BaseEstimator):
         Returns the problem and the fitted feature map (None for the exact kernel model).
         """
         params = kernel_params(self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params)
-        start = _auto_epsilon.START if self.epsilon == "auto" else self.epsilon
+        start = type(self)._auto_start(Y) if self.epsilon == "auto" else self.epsilon
         common = {
             "Y": Y,
             "loss": loss,

@@ -10,7 +10,12 @@ from sklearn.base import ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
-from ._auto_epsilon import classification_flags, regression_flags
+from ._auto_epsilon import (
+    classification_flags,
+    classification_start,
+    regression_flags,
+    regression_start,
+)
 from ._base import BaseSubquantile
 from ._losses import BinaryLogLoss, SoftmaxLoss, SquaredLoss
 from ._subset_fit import FeatureRidgeSubsetFitter, LbfgsSubsetFitter, RidgeSubsetFitter
@@ -21,8 +26,9 @@ _PARAMETERS_DOC = """
     epsilon : float or "auto", default=0.1
         Assumed fraction of corrupted training rows, in [0, 0.5). The objective keeps the
         k = ceil((1 - epsilon) n) rows with the smallest loss; epsilon=0 is the ordinary fit.
-        "auto" estimates it (``epsilon_``): fit keeping 60% of the rows, flag the rows whose
-        loss is implausible under that fit (regression: studentized |residual| > 3 sigma with a
+        "auto" estimates it (``epsilon_``): fit keeping 60% of the rows (classification: 80%,
+        trimming at most half the share of the smallest class), flag the rows whose loss is
+        implausible under that fit (regression: studentized |residual| > 3 sigma with a
         truncation-corrected robust scale; classification: observed label given probability
         below 0.2), refit without them, and repeat until the flagged set is stable.
     alpha : float, default=1.0
@@ -161,6 +167,7 @@ class SubquantileKernelRegressor(RegressorMixin, BaseSubquantile):
     _subset_fitter = RidgeSubsetFitter
     _feature_subset_fitter = FeatureRidgeSubsetFitter
     _outlier_flags = staticmethod(regression_flags)
+    _auto_start = staticmethod(regression_start)
     _y_numeric = True
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -243,6 +250,7 @@ class SubquantileKernelClassifier(ClassifierMixin, BaseSubquantile):
     _subset_fitter = LbfgsSubsetFitter
     _feature_subset_fitter = LbfgsSubsetFitter
     _outlier_flags = staticmethod(classification_flags)
+    _auto_start = staticmethod(classification_start)
     _y_numeric = False
 
     @_fit_context(prefer_skip_nested_validation=True)
