@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from robustkernel.reproduce import kl_claims
 from robustkernel.reproduce.kl_claims import CLAIMS, KL_TABLES, run_kl_claim, summary_table
 
 
@@ -60,3 +61,22 @@ def test_registry_and_bad_claim(tmp_path):
     assert sorted(KL_TABLES) == [f"kl-claim{k}" for k in range(1, 6)]
     with pytest.raises(ValueError, match="claim"):
         run_kl_claim(6, out_dir=tmp_path)
+
+
+def test_rerun_resumes_from_cache_and_only_computes_new_repetitions(tmp_path, monkeypatch):
+    options = {"lambdas": [0.3], "out_dir": tmp_path, "progress": False, "n": 40, "p": 5}
+    first = pd.read_csv(run_kl_claim(4, repetitions=1, max_iter=5, **options)["csv"])
+    assert len(list((tmp_path / ".cache").glob("*.json"))) == 1
+    calls = []
+    original = kl_claims._run_one
+
+    def counting(*task):
+        calls.append(task[4])  # the repetition
+        return original(*task)
+
+    monkeypatch.setattr(kl_claims, "_run_one", counting)
+    again = pd.read_csv(run_kl_claim(4, repetitions=2, max_iter=5, **options)["csv"])
+    assert calls == [1]  # repetition 0 came from the cache
+    pd.testing.assert_frame_equal(again[again["repetition"] == 0], first)
+    run_kl_claim(4, repetitions=1, max_iter=6, **options)  # other inputs: not a cache hit
+    assert calls == [1, 0]

@@ -298,11 +298,18 @@ def project(
         Clipped eigenvalues (diagonal entries for a vector input), ascending for matrices.
     eigenvectors : ndarray of shape (p, p) or None
         Orthonormal eigenvectors (``None`` for a vector input).
+
+    Notes
+    -----
+    Eigenvalues within the eigensolver's round-off, ``p * eps * max |eigenvalue|``, count as zero:
+    re-decomposing an exactly rank-r matrix (e.g. a warm start) returns its zero eigenvalues as
+    +-1e-18 noise, which must neither raise the rank nor enter the column space of ``Sigma``.
     """
     if S.ndim == 1:
         d = np.clip(S, 0.0, upper)
         return d, d, None
     D, V = eigh(0.5 * (S + S.T))
+    D[D <= D.size * np.finfo(D.dtype).eps * np.abs(D).max(initial=0.0)] = 0.0
     D = np.clip(D, 0.0, upper)
     Sigma = (V * D) @ V.T
     Sigma = 0.5 * (Sigma + Sigma.T)
