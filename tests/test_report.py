@@ -31,3 +31,9 @@ def test_replace_markdown_section_replaces_only_its_own_section(tmp_path):
 def test_replace_markdown_section_requires_heading(tmp_path):
     with pytest.raises(ValueError, match="heading"):
         replace_markdown_section(tmp_path / "x.md", "## A", "no heading\n")
+
+
+def test_replace_markdown_section_creates_the_file_with_its_title(tmp_path):
+    path = tmp_path / "REPRO.md"
+    replace_markdown_section(path, "## A", "## A\n\none\n", title="# Reproduction")
+    assert path.read_text().splitlines()[0] == "# Reproduction"

@@ -23,15 +23,17 @@ def _cell(value: object) -> str:
     return "" if value is None else str(value).replace("|", "\\|")
 
 
-def replace_markdown_section(path: Path, heading: str, body: str) -> None:
+def replace_markdown_section(
+    path: Path, heading: str, body: str, *, title: str = "# Benchmarks"
+) -> None:
     """Replace the section starting with ``heading`` in the Markdown file ``path`` (or append it).
 
     A section runs from its heading line to the next ``## `` heading. ``body`` must start with
-    ``heading``. The file is created (with a ``# Benchmarks`` title) when missing.
+    ``heading``. The file is created (starting with the line ``title``) when missing.
     """
     if not body.startswith(heading):
         raise ValueError("body must start with its heading")
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    text = path.read_text() if path.exists() else title + "\n"
     start = text.find(heading)
     if start >= 0:
         end = text.find("\n## ", start + len(heading))

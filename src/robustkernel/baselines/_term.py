@@ -6,7 +6,7 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.special import logsumexp, softmax
+from scipy.special import softmax
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
@@ -27,11 +27,17 @@ def tilted_weights(losses: np.ndarray, tilt: float) -> np.ndarray:
 
 
 def tilted_objective(losses: np.ndarray, tilt: float) -> float:
-    """n times the tilted risk, (n / t) log((1 / n) sum_i exp(t l_i)); the sum of losses at t=0."""
+    """n times the tilted risk, (n / t) log((1 / n) sum_i exp(t l_i)); the sum of losses at t=0.
+
+    Computed as n c + (n / t) log1p(mean(expm1(t (l - c)))) with c the loss that makes every
+    t (l_i - c) <= 0 (the smallest loss for t < 0, the largest for t > 0): no overflow, and no
+    cancellation as t -> 0, where ``logsumexp(t l) - log(n)`` divided by t would lose every digit.
+    """
     n = losses.shape[0]
     if tilt == 0:
         return float(losses.sum())
-    return float(n / tilt * (logsumexp(tilt * losses) - np.log(n)))
+    c = float(losses.min() if tilt < 0 else losses.max())
+    return float(n * c + n / tilt * np.log1p(np.mean(np.expm1(tilt * (losses - c)))))
 
 
 class _BaseTilted(KernelBaseline):

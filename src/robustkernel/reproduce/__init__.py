@@ -11,7 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .kl_claims import KL_TABLES
+from .subq_figures import SUBQ_FIGURES
+from .subq_tables import SUBQ_TABLES
 
-TABLES: dict[str, Callable[..., dict[str, Path]]] = {**KL_TABLES}
+TABLES: dict[str, Callable[..., dict[str, Path]]] = {**KL_TABLES, **SUBQ_TABLES, **SUBQ_FIGURES}
 
 __all__ = ["TABLES"]

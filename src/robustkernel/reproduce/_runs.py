@@ -1,0 +1,103 @@
+"""Run many independent experiment runs in parallel, caching each finished run on disk.
+
+A run is a JSON-serializable ``key`` (a dict naming, e.g., method, corruption, eps and seed) and a
+picklable function ``run(key) -> dict`` returning the run's result row. Each finished row is
+written at once to ``<cache_dir>/<slug>-<hash>.json`` (atomically), so an interrupted table
+resumes where it stopped; the hash covers the key and a ``fingerprint`` of everything else that
+determines the result (hyper-parameters), so a changed setting is never served from the cache.
+
+Parallelism is joblib's: processes on this machine ("loky") by default; any joblib backend
+works, e.g. ``backend="dask"`` (or the call inside ``joblib.parallel_config(backend="dask")``)
+with a ``distributed.Client`` connected to a scheduler. Each run limits BLAS to one thread so that
+``n_jobs`` processes share the cores without oversubscription.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from joblib import Parallel, delayed
+from threadpoolctl import threadpool_limits
+from tqdm.auto import tqdm
+
+Key = dict[str, Any]
+Row = dict[str, Any]
+
+
+def cache_path(cache_dir: Path, key: Key, fingerprint: str = "") -> Path:
+    """File holding the result of ``key``: a readable slug plus a hash of key and fingerprint."""
+    text = json.dumps(key, sort_keys=True)
+    digest = hashlib.sha256((text + fingerprint).encode()).hexdigest()[:12]
+    slug = "-".join(str(value).replace("/", "_") for value in key.values())
+    return cache_dir / f"{slug}-{digest}.json"
+
+
+def _single_threaded(run: Callable[[Key], Row], key: Key) -> Row:
+    with threadpool_limits(limits=1):
+        return run(key)
+
+
+def run_cached(
+    run: Callable[[Key], Row],
+    keys: Sequence[Key],
+    cache_dir: str | Path,
+    *,
+    fingerprint: str = "",
+    n_jobs: int = 1,
+    backend: str | None = None,
+    progress: bool = True,
+    description: str = "runs",
+) -> pd.DataFrame:
+    """Result rows of ``run`` for every key, computing only the keys not cached yet.
+
+    Parameters
+    ----------
+    run : callable
+        ``run(key)`` returns a dict of JSON-serializable values; it must be picklable (a
+        module-level function or a ``functools.partial`` of one) for the process backends.
+    keys : sequence of dict
+        The runs, each a JSON-serializable dict.
+    cache_dir : str or Path
+        Folder of the per-run JSON files (created if needed).
+    fingerprint : str, default=""
+        Everything besides the key that determines a result (e.g. the table's settings).
+    n_jobs : int, default=1
+        Parallel jobs (joblib; -1 = all cores).
+    backend : str, default=None
+        joblib backend ("loky", "threading", "dask" with a connected dask client); None uses
+        joblib's active one: "loky", unless the call runs inside ``joblib.parallel_config``.
+    progress : bool, default=True
+        Show a tqdm bar over all runs (cached ones count as done at once).
+    description : str, default="runs"
+        Label of the progress bar.
+
+    Returns
+    -------
+    frame : DataFrame
+        One row per key, in the order of ``keys``: the key's fields, then the run's fields.
+    """
+    cache_dir = Path(cache_dir)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    paths = [cache_path(cache_dir, key, fingerprint) for key in keys]
+    rows: list[Row | None] = [
+        json.loads(path.read_text()) if path.exists() else None for path in paths
+    ]
+    todo = [index for index, row in enumerate(rows) if row is None]
+    with tqdm(total=len(keys), desc=description, disable=not progress) as bar:
+        bar.update(len(keys) - len(todo))
+        if todo:
+            parallel = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator")
+            results = parallel(delayed(_single_threaded)(run, keys[index]) for index in todo)
+            for index, row in zip(todo, results, strict=True):
+                row = {**keys[index], **row}
+                temporary = paths[index].with_suffix(".tmp")
+                temporary.write_text(json.dumps(row))
+                temporary.replace(paths[index])  # atomic: never a truncated cache entry
+                rows[index] = row
+                bar.update(1)
+    return pd.DataFrame(rows)
