@@ -20,6 +20,7 @@ Both cost O(n^2 p + n p^2) time and O(n^2) memory.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -340,14 +341,15 @@ class DescentResult:
     eigenvectors : ndarray of shape (p, p) or None
         Matching orthonormal eigenvectors (``None`` for diagonal metrics).
     solution : InnerSolution
-        The inner problem solved at ``Sigma``.
+        The inner problem solved at ``Sigma`` on all rows (also after mini-batch descent).
     n_iter : int
         Accepted gradient steps.
     objective_history : ndarray of shape (n_iter + 1,)
-        ``J_n`` at the start and after every accepted step.
+        ``J_n`` at the start and after every accepted step. With mini-batches: ``J`` on the batch
+        of each step (the first entry on the first batch), so it is not monotone.
     converged : bool
-        Whether the stopping rule ``||Sigma+ - Sigma||_F / eta < tol`` was met (or the line search
-        found no decrease above ``eta = min_step``, i.e. a numerically stationary point).
+        Whether the stopping rule was met (or the line search found no decrease above
+        ``eta = min_step``, i.e. a numerically stationary point of the current batch).
     stop_reason : str
         ``"tol"``, ``"line_search"`` or ``"max_iter"``.
     """
@@ -375,6 +377,29 @@ def _try_solution(
     return sol
 
 
+def _solution_or_raise(
+    X: np.ndarray, y: np.ndarray, Sigma: np.ndarray, lam: float, family: KernelFamily
+) -> InnerSolution:
+    """`inner_solution` at a ``Sigma`` the descent must be able to evaluate (start or new batch)."""
+    sol = _try_solution(X, y, Sigma, lam, family)
+    if sol is None:
+        raise ValueError(
+            "J_n is not finite at the current Sigma (the kernel matrix overflows or is not "
+            "positive semidefinite); rescale X or choose a smaller init."
+        )
+    return sol
+
+
+def _rows(
+    X: np.ndarray, y: np.ndarray, batch: Callable[[], np.ndarray] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """All rows (``batch=None``) or the rows of the next mini-batch."""
+    if batch is None:
+        return X, y
+    idx = batch()
+    return X[idx], y[idx]
+
+
 def projected_gradient_descent(
     X: np.ndarray,
     y: np.ndarray,
@@ -389,33 +414,43 @@ def projected_gradient_descent(
     max_iter: int = 2000,
     upper: float = np.inf,
     min_step: float = 1e-15,
+    batch: Callable[[], np.ndarray] | None = None,
+    window: int = 1,
 ) -> DescentResult:
     """Minimize ``J_n`` over the PSD cone by projected gradient descent with Armijo backtracking.
 
     Every iteration starts at ``eta = lr`` and multiplies it by ``beta`` until
     ``J(P(Sigma - eta G)) <= J(Sigma) - armijo_c * eta * ||G_p||_F^2`` with ``G_p`` the gradient
     compressed to the current column space of ``Sigma`` (paper 003, Section 7.1; SPEC section 2).
-    Stops when ``||Sigma+ - Sigma||_F / eta < tol``, when no step above ``min_step`` decreases
-    ``J_n``, or after ``max_iter`` steps. A ``(p,)`` ``Sigma0`` means a diagonal metric.
+    Stops when ``||Sigma_t - Sigma_{t-w}||_F / (eta_{t-w+1} + ... + eta_t) < tol`` with
+    ``w = window`` (``w = 1``: the paper's ``||Sigma+ - Sigma||_F / eta < tol``), when no step above
+    ``min_step`` decreases ``J``, or after ``max_iter`` steps. A ``(p,)`` ``Sigma0`` means a
+    diagonal metric.
+
+    ``batch``, when given, returns the row indices of a fresh mini-batch at every call: each
+    iteration then computes ``J``, its gradient and the whole Armijo search on those rows only,
+    and the returned `InnerSolution` is recomputed on all rows at the final ``Sigma``. A moving
+    window ``w > 1`` averages the step over ``w`` iterations so that batch noise cancels in the
+    stopping rule.
     """
     diagonal = Sigma0.ndim == 1
     Sigma, D, V = project(Sigma0, upper)
-    sol = _try_solution(X, y, Sigma, lam, family)
-    if sol is None:
-        raise ValueError(
-            "J_n is not finite at the initial Sigma (the kernel matrix overflows or is not "
-            "positive semidefinite); rescale X or choose a smaller init."
-        )
+    Xb, yb = _rows(X, y, batch)
+    sol = _solution_or_raise(Xb, yb, Sigma, lam, family)
     history = [sol.objective]
+    recent: deque[tuple[np.ndarray, float]] = deque(maxlen=window)
     stop_reason = "max_iter"
     n_iter = 0
     for _ in range(max_iter):
-        G = gradient(X, sol, lam, family, diagonal=diagonal)
+        if batch is not None and n_iter > 0:
+            Xb, yb = _rows(X, y, batch)
+            sol = _solution_or_raise(Xb, yb, Sigma, lam, family)
+        G = gradient(Xb, sol, lam, family, diagonal=diagonal)
         decrease = armijo_c * projected_gradient_sq_norm(G, D, V)
         eta = lr
         while True:
             cand, cand_D, cand_V = project(Sigma - eta * G, upper)
-            cand_sol = _try_solution(X, y, cand, lam, family)
+            cand_sol = _try_solution(Xb, yb, cand, lam, family)
             if cand_sol is not None and cand_sol.objective <= sol.objective - eta * decrease:
                 break
             eta *= beta
@@ -425,13 +460,17 @@ def projected_gradient_descent(
         if cand_sol is None:
             stop_reason = "line_search"
             break
-        step = float(np.linalg.norm(cand - Sigma)) / eta
+        recent.append((Sigma, eta))
         Sigma, D, V, sol = cand, cand_D, cand_V, cand_sol
         history.append(sol.objective)
         n_iter += 1
-        if step < tol:
-            stop_reason = "tol"
-            break
+        if len(recent) == window:
+            step = float(np.linalg.norm(Sigma - recent[0][0])) / sum(e for _, e in recent)
+            if step < tol:
+                stop_reason = "tol"
+                break
+    if batch is not None:
+        sol = _solution_or_raise(X, y, Sigma, lam, family)
     return DescentResult(
         Sigma=Sigma,
         eigenvalues=D,
