@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import make_regression
 from sklearn.datasets import load_breast_cancer
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics import accuracy_score, root_mean_squared_error
 
+from conftest import make_regression
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel.corruption import contaminated_split, corrupt
 

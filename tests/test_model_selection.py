@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import make_regression
 from sklearn.metrics import accuracy_score, root_mean_squared_error
 from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid
 
+from conftest import make_regression
 from robustkernel import SubquantileKernelRegressor
 from robustkernel.corruption import corrupt
 from robustkernel.metrics import make_trimmed_scorer, trimmed_accuracy, trimmed_rmse

@@ -7,8 +7,8 @@ from functools import cache
 import joblib
 import numpy as np
 import pytest
-from conftest import make_regression
 
+from conftest import make_regression
 from robustkernel import (
     MetricKernelRidge,
     SubquantileKernelClassifier,
