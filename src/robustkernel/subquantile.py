@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.special import expit, softmax
 from sklearn.base import ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
@@ -17,6 +16,7 @@ from ._auto_epsilon import (
     regression_start,
 )
 from ._base import BaseSubquantile
+from ._logit_outputs import LogitClassifierMixin
 from ._losses import BinaryLogLoss, SoftmaxLoss, SquaredLoss
 from ._subset_fit import FeatureRidgeSubsetFitter, LbfgsSubsetFitter, RidgeSubsetFitter
 
@@ -214,7 +214,7 @@ class SubquantileKernelRegressor(RegressorMixin, BaseSubquantile):
         return tags
 
 
-class SubquantileKernelClassifier(ClassifierMixin, BaseSubquantile):
+class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSubquantile):
     __doc__ = (
         """Kernel logistic (binary) or softmax (multiclass) regression on the loss subquantile.
 
@@ -286,55 +286,3 @@ class SubquantileKernelClassifier(ClassifierMixin, BaseSubquantile):
             Y, loss = np.eye(n_classes)[encoded], SoftmaxLoss()
         self._fit_coefficients(X, Y, loss)
         return self
-
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Logits f(x): shape (n_samples,) for two classes, (n_samples, n_classes) otherwise.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples, or the n_samples x n_train kernel matrix for kernel="precomputed".
-
-        Returns
-        -------
-        scores : ndarray
-            Positive values favour ``classes_[1]`` in the binary case.
-        """
-        F = self._decision(X)
-        return F.ravel() if self._single_output else F
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities (sigmoid or softmax of the logits).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Probabilities in the order of ``classes_``.
-        """
-        F = self._decision(X)
-        if self._single_output:
-            positive = expit(F[:, 0])
-            return np.column_stack([1.0 - positive, positive])
-        return softmax(F, axis=1)
-
-    def predict(self, X: Any) -> np.ndarray:
-        """Most probable class.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-            Predicted class labels.
-        """
-        F = self._decision(X)
-        index = (F[:, 0] > 0).astype(int) if self._single_output else np.argmax(F, axis=1)
-        return self.classes_[index]

@@ -13,13 +13,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
-from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from .._kernels import KERNELS, compute_kernel, kernel_params
+from .._logit_outputs import LogitClassifierMixin
 from .._losses import BinaryLogLoss, Loss, SoftmaxLoss, SquaredLoss
 
 KERNEL_CONSTRAINTS: dict[str, list[Any]] = {
@@ -136,62 +136,10 @@ class KernelBaselineRegressor(RegressorMixin, KernelBaseline):
         return self._decision(X).ravel()
 
 
-class KernelBaselineClassifier(ClassifierMixin, KernelBaseline):
+class KernelBaselineClassifier(LogitClassifierMixin, ClassifierMixin, KernelBaseline):
     """Kernel baseline for two (logistic loss) or more (softmax loss) classes."""
 
     _is_classifier = True
-
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Logits: shape (n_samples,) for two classes, (n_samples, n_classes) otherwise.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples, or the n_samples x n_train kernel matrix for kernel="precomputed".
-
-        Returns
-        -------
-        scores : ndarray
-            Positive values favour ``classes_[1]`` in the binary case.
-        """
-        F = self._decision(X)
-        return F.ravel() if F.shape[1] == 1 else F
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities (sigmoid or softmax of the logits).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Probabilities in the order of ``classes_``.
-        """
-        F = self._decision(X)
-        if F.shape[1] == 1:
-            positive = expit(F[:, 0])
-            return np.column_stack([1.0 - positive, positive])
-        return softmax(F, axis=1)
-
-    def predict(self, X: Any) -> np.ndarray:
-        """Most probable class.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-            Predicted class labels.
-        """
-        F = self._decision(X)
-        index = (F[:, 0] > 0).astype(int) if F.shape[1] == 1 else np.argmax(F, axis=1)
-        return self.classes_[index]
 
 
 class WeightedKernelRidge:
