@@ -44,3 +44,13 @@ def test_reproduce_rejects_missing_or_unknown_tables(argv, capsys):
     assert error.value.code == 2
     message = capsys.readouterr().err
     assert "TABLE" in message or "unknown table" in message
+
+
+@pytest.mark.parametrize("argv", [["no-such-command"], ["demo", "--no-such-flag"], ["reproduce"]])
+def test_usage_errors_are_one_line(argv, capsys):
+    with pytest.raises(SystemExit) as error:
+        main(argv)
+    assert error.value.code == 2
+    message = capsys.readouterr().err.strip()
+    assert message.count("\n") == 0
+    assert "error:" in message

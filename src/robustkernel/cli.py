@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from .commands import demo, fit, learn_metric, predict, reproduce
+from .commands._common import one_line_errors
 
 COMMANDS = (demo, reproduce, fit, predict, learn_metric)
 
@@ -20,7 +21,9 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.register(subparsers)
-    return parser
+    for subparser in subparsers.choices.values():
+        one_line_errors(subparser)
+    return one_line_errors(parser)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -24,7 +24,7 @@ from .._kernels import KERNELS
 from .._tabular import Table, read_csv, training_table
 from ..persistence import save_model
 from ..subquantile import SubquantileKernelClassifier, SubquantileKernelRegressor
-from ._common import atomic_folder, guarded, one_line_errors, prediction_frame, progress
+from ._common import atomic_folder, guarded, prediction_frame, progress
 
 PROG = "robustkernel fit"
 MODEL_FILE = "model.joblib"
@@ -206,4 +206,3 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--drop-na", action="store_true", help="drop rows with missing values")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or messages")
     parser.set_defaults(handler=guarded(PROG, _run))
-    one_line_errors(parser)

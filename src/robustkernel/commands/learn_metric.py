@@ -21,7 +21,7 @@ from sklearn.preprocessing import StandardScaler
 from .. import _cli_report as report
 from .._tabular import read_csv, training_table
 from ..metric_kernel_ridge import MetricKernelRidge
-from ._common import atomic_folder, guarded, one_line_errors, progress
+from ._common import atomic_folder, guarded, progress
 from .fit import positive_float
 
 PROG = "robustkernel learn-metric"
@@ -120,4 +120,3 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--drop-na", action="store_true", help="drop rows with missing values")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or messages")
     parser.set_defaults(handler=guarded(PROG, _run))
-    one_line_errors(parser)

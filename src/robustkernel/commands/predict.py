@@ -6,7 +6,7 @@ import argparse
 
 from .._tabular import DataError, feature_table, read_csv
 from ..persistence import load_model
-from ._common import atomic_file, guarded, one_line_errors, prediction_frame, progress
+from ._common import atomic_file, guarded, prediction_frame, progress
 
 PROG = "robustkernel predict"
 
@@ -48,4 +48,3 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--drop-na", action="store_true", help="skip rows with missing values")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or messages")
     parser.set_defaults(handler=guarded(PROG, _run))
-    one_line_errors(parser)
