@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from sklearn.preprocessing import RobustScaler, StandardScaler
 
+from robustkernel import MetricKernelRidge
 from robustkernel.cli import main
 from robustkernel.persistence import FORMAT, load_model
 
@@ -276,3 +277,24 @@ def test_predict_warns_in_one_line_for_a_model_from_another_version(
     )
     assert code == 0 and predictions.exists()
     assert len(stderr.strip().splitlines()) == 1 and "warning" in stderr and "0.0.1" in stderr
+
+
+def test_learn_metric_model_file_predicts_in_target_units(tmp_path, capsys):
+    frame = _features()
+    frame["y"] = 10.0 + 3.0 * np.sin(2 * frame["b"])
+    csv = tmp_path / "metric.csv"
+    frame.to_csv(csv, index=False)
+    out = tmp_path / "metric"
+    assert run(["learn-metric", str(csv), "--target", "y", "--out", str(out)], capsys)[0] == 0
+    predictions = tmp_path / "predictions.csv"
+    code, _, _ = run(
+        ["predict", str(out / "model.joblib"), str(csv), "--out", str(predictions)], capsys
+    )
+    assert code == 0
+    got = pd.read_csv(predictions)["predicted"].to_numpy()
+    # The same fit by hand: standardize x and y, fit the metric model, undo the target scaling.
+    X = StandardScaler().fit_transform(frame[["a", "b", "c"]])
+    y_scaler = StandardScaler().fit(frame[["y"]])
+    model = MetricKernelRidge(lam=0.1).fit(X, y_scaler.transform(frame[["y"]]).ravel())
+    expected = y_scaler.inverse_transform(model.predict(X)[:, None]).ravel()
+    np.testing.assert_allclose(got, expected, rtol=1e-8)

@@ -5,7 +5,10 @@ mean, unit variance: the learned Sigma is then in units of feature standard devi
 ``--lam`` means the same on every table). DIR receives ``components.csv`` (the orthonormal basis
 of the learned subspace, one row per feature), ``eigenvalues.csv`` and ``eigenvalues.png`` (the
 spectrum of Sigma), ``transformed.csv`` (every row's coordinates in the learned subspace) and
-``report.md``.
+``report.md``, and ``model.joblib``: the metric model with both scalers inside
+(``TransformedTargetRegressor`` around ``StandardScaler`` + ``MetricKernelRidge``), so that
+``robustkernel predict DIR/model.joblib NEW.csv`` takes raw feature values and returns the target
+in its own units.
 """
 
 from __future__ import annotations
@@ -15,14 +18,17 @@ import time
 
 import numpy as np
 import pandas as pd
+from sklearn.compose import TransformedTargetRegressor
 from sklearn.metrics import root_mean_squared_error
+from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from .. import _cli_report as report
 from .._tabular import read_csv, training_table
 from ..metric_kernel_ridge import MetricKernelRidge
+from ..persistence import save_model
 from ._common import atomic_folder, guarded, progress
-from .fit import positive_float
+from .fit import MODEL_FILE, positive_float
 
 PROG = "robustkernel learn-metric"
 
@@ -30,13 +36,19 @@ PROG = "robustkernel learn-metric"
 def _run(args: argparse.Namespace) -> int:
     with progress(3, "learn-metric", args.quiet) as bar, atomic_folder(args.out) as folder:
         table = training_table(read_csv(args.data), args.target, drop_na=args.drop_na)
-        X = StandardScaler().fit_transform(table.X)
-        y_scaler = StandardScaler().fit(table.y.to_frame())
-        y = y_scaler.transform(table.y.to_frame()).ravel()
         bar.update()
+        pipeline = TransformedTargetRegressor(
+            make_pipeline(
+                StandardScaler(), MetricKernelRidge(lam=args.lam, max_iter=args.max_iter)
+            ),
+            transformer=StandardScaler(),
+        )
         start = time.perf_counter()
-        model = MetricKernelRidge(lam=args.lam, max_iter=args.max_iter).fit(X, y)
+        pipeline.fit(table.X, table.y)
         seconds = time.perf_counter() - start
+        scaler, model = pipeline.regressor_[0], pipeline.regressor_[-1]
+        X = scaler.transform(table.X)
+        save_model(pipeline, folder / MODEL_FILE)
         bar.update()
         names = [f"component_{j + 1}" for j in range(model.rank_)]
         components = pd.DataFrame(model.components_, columns=names)
@@ -54,7 +66,7 @@ def _run(args: argparse.Namespace) -> int:
         transformed.insert(0, "row", table.rows)
         transformed.to_csv(folder / "transformed.csv", index=False)
         report.plot_eigenvalues(model.eigenvalues_, folder / "eigenvalues.png")
-        fitted = y_scaler.inverse_transform(model.predict(X)[:, None]).ravel()
+        fitted = pipeline.predict(table.X)
         statistics = {
             "rows used": len(table.rows),
             "rows dropped (missing values)": table.n_dropped,

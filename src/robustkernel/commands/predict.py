@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``predict`` subcommand."""
     parser = subparsers.add_parser(
         "predict",
-        help="predict with a model written by 'robustkernel fit'",
+        help="predict with a model written by 'robustkernel fit' or 'learn-metric'",
         description=(
             "Predict the rows of DATA.csv with MODEL (the model.joblib of 'robustkernel fit'). "
             "DATA.csv needs the model's feature columns; other columns are ignored."
