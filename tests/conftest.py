@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -17,3 +20,26 @@ def make_regression(n: int, seed: int, n_features: int = 2) -> tuple[np.ndarray,
 @pytest.fixture
 def regression_data() -> tuple[np.ndarray, np.ndarray]:
     return make_regression(120, seed=0)
+
+
+def _shared_dir() -> Path | None:
+    """The benchmark CSV folder: $ROBUSTKERNEL_DATA, else ../shared/datasets beside the repo."""
+    for candidate in (
+        os.environ.get("ROBUSTKERNEL_DATA"),
+        str(Path(__file__).resolve().parents[2] / "shared" / "datasets"),
+    ):
+        if candidate and (Path(candidate) / "MANIFEST.md").is_file():
+            return Path(candidate)
+    return None
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    """The shared data folder (never copied into the repository); skips the test without it."""
+    path = _shared_dir()
+    if path is None:
+        pytest.skip(
+            "shared data folder not found (../shared/datasets beside the repository, or "
+            "$ROBUSTKERNEL_DATA, holding MANIFEST.md); the data are never committed"
+        )
+    return path

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import os
 import re
 from pathlib import Path
 
@@ -33,26 +32,6 @@ from robustkernel.datasets._cache import sha256_bytes
 
 # ---------------------------------------------------------------------------------------------
 # The shared data folder (never copied into the repository).
-
-
-def _shared_dir() -> Path | None:
-    candidates = [os.environ.get("ROBUSTKERNEL_DATA")]
-    candidates.append(str(Path(__file__).resolve().parents[2] / "shared" / "datasets"))
-    for candidate in candidates:
-        if candidate and (Path(candidate) / "MANIFEST.md").is_file():
-            return Path(candidate)
-    return None
-
-
-@pytest.fixture(scope="module")
-def shared() -> Path:
-    path = _shared_dir()
-    if path is None:
-        pytest.skip(
-            "shared data folder not found (../shared/datasets beside the repository, or "
-            "$ROBUSTKERNEL_DATA, holding MANIFEST.md); the data are never committed"
-        )
-    return path
 
 
 def _manifest(shared: Path) -> dict[str, dict[str, object]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -18,24 +17,6 @@ from robustkernel.reproduce.subq_tables import TABLE_SPECS, cell_summary, run_su
 
 POLY = "subq-002-t1-polynomial"
 SMALL = {"repetitions": 1, "max_rows": 150, "methods": ("krr", "subq", "oracle"), "progress": False}
-
-
-def _shared_dir() -> Path | None:
-    for candidate in (
-        os.environ.get("ROBUSTKERNEL_DATA"),
-        str(Path(__file__).resolve().parents[2] / "shared" / "datasets"),
-    ):
-        if candidate and (Path(candidate) / "MANIFEST.md").is_file():
-            return Path(candidate)
-    return None
-
-
-@pytest.fixture(scope="module")
-def shared() -> Path:
-    path = _shared_dir()
-    if path is None:
-        pytest.skip("shared data folder ../shared/datasets (or $ROBUSTKERNEL_DATA) not found")
-    return path
 
 
 @pytest.fixture(scope="module")
