@@ -7,13 +7,22 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.model_selection import StratifiedKFold
 
-from robustkernel import SubquantileKernelRegressor
+from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel.corruption import contaminated_split
 from robustkernel.datasets import make_polynomial_regression
 from robustkernel.reproduce import TABLES, subq_tables
 from robustkernel.reproduce.subq_figures import run_momentum_figure
-from robustkernel.reproduce.subq_tables import TABLE_SPECS, cell_summary, run_subq_table
+from robustkernel.reproduce.subq_tables import (
+    ALPHA_GRID,
+    TABLE_SPECS,
+    cell_summary,
+    clean_data_alpha,
+    make_model,
+    run_subq_table,
+    table_split,
+)
 
 POLY = "subq-002-t1-polynomial"
 SMALL = {"repetitions": 1, "max_rows": 150, "methods": ("krr", "subq", "oracle"), "progress": False}
@@ -81,7 +90,7 @@ def test_resume_runs_only_missing_runs(poly_run, monkeypatch):
     assert len(victim) == 1
     victim[0].unlink()
     run_subq_table(POLY, out_dir=out, **SMALL)
-    assert calls == [{"method": "subq", "kind": "oblivious", "eps": 0.2, "seed": 0}]
+    assert calls == [{"method": "subq", "kind": "oblivious", "eps": 0.2, "seed": 0, "alpha": 0.5}]
     pd.testing.assert_frame_equal(
         pd.read_csv(paths["csv"]).drop(columns="fit_seconds"), before.drop(columns="fit_seconds")
     )
@@ -120,6 +129,40 @@ def test_classification_table_with_a_data_file(shared, tmp_path):
     frame = pd.read_csv(paths["csv"])
     assert len(frame) == 2 * 4 and (frame["metric"] == "accuracy").all()
     assert frame["value"].between(0, 1).all()
+    # 002 Table 4 states no lambda: alpha is chosen on the clean training split, one per seed.
+    alpha = clean_data_alpha(TABLE_SPECS["subq-002-t4-heart"], 0, str(shared), max_rows=120)
+    assert (frame["alpha"] == alpha).all()
+    assert f"per seed {alpha:g}" in paths["table"].read_text()
+
+
+def test_clean_data_alpha_is_the_best_cross_validated_alpha(shared):
+    spec = TABLE_SPECS["subq-000-t4-wine"]
+    split = table_split(spec, "wrong_class", 0.0, 3, str(shared))
+    folds = list(
+        StratifiedKFold(5, shuffle=True, random_state=3).split(
+            split.X_train_clean, split.y_train_clean
+        )
+    )
+    scores = {}
+    for alpha in ALPHA_GRID:  # by hand: accuracy of the plain kernel softmax ERM, fold by fold
+        hits = []
+        for train, test in folds:
+            model = SubquantileKernelClassifier(
+                epsilon=0, alpha=alpha, gamma=1 / split.X_train.shape[1]
+            ).fit(split.X_train_clean[train], split.y_train_clean[train])
+            hits.append(model.score(split.X_train_clean[test], split.y_train_clean[test]))
+        scores[alpha] = np.mean(hits)
+    best = max(score for score in scores.values())
+    expected = max(alpha for alpha, score in scores.items() if score == best)
+    assert clean_data_alpha(spec, 3, str(shared)) == expected
+    # Never the test rows: the clean training split has 80% of the rows.
+    assert split.X_train_clean.shape[0] == len(split.train_index) < 0.81 * 178
+
+
+def test_svm_shares_alpha_through_c():
+    spec = TABLE_SPECS["subq-002-t5-breast-cancer"]
+    assert make_model(spec, "svm", 0.2, 30, 0.1).C == pytest.approx(5.0)
+    assert make_model(spec, "subq", 0.2, 30, 0.1).alpha == 0.1
 
 
 def test_momentum_figure(shared, tmp_path):

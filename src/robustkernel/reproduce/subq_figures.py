@@ -27,8 +27,7 @@ import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 from tqdm.auto import tqdm
 
-from ..corruption import contaminated_split
-from .subq_tables import TABLE_SPECS, make_model, table_data
+from .subq_tables import TABLE_SPECS, make_model, table_split
 
 __all__ = ["SUBQ_FIGURES", "run_momentum_figure", "run_rmse_iterations_figure"]
 
@@ -39,17 +38,11 @@ EPSILONS = (0.1, 0.2, 0.3, 0.4)
 SOLVERS = ("gd", "momentum", "nesterov")
 
 
-def _split(table: str, eps: float, seed: int, data_home: str | None):
-    spec = TABLE_SPECS[table]
-    X, y = table_data(spec, seed, data_home)
-    return spec, contaminated_split(
-        X, y, "oblivious", eps, standardize=spec.standardize, random_state=seed
-    )
-
-
 def _fit(table: str, eps: float, seed: int, data_home: str | None, **solver):
-    spec, split = _split(table, eps, seed, data_home)
-    model = make_model(spec, "subq", eps, split.X_train.shape[1]).set_params(**solver)
+    spec = TABLE_SPECS[table]
+    split = table_split(spec, "oblivious", eps, seed, data_home)
+    model = make_model(spec, "subq", eps, split.X_train.shape[1], spec.alpha)
+    model.set_params(**solver)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(split.X_train, split.y_train)
