@@ -10,6 +10,7 @@ import pytest
 from sklearn.model_selection import StratifiedKFold
 
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
+from robustkernel.cli import main
 from robustkernel.corruption import contaminated_split
 from robustkernel.datasets import make_polynomial_regression
 from robustkernel.reproduce import TABLES, subq_tables
@@ -19,6 +20,7 @@ from robustkernel.reproduce.subq_tables import (
     TABLE_SPECS,
     cell_summary,
     clean_data_alpha,
+    criteria_report,
     make_model,
     run_subq_table,
     table_split,
@@ -96,11 +98,11 @@ def test_resume_runs_only_missing_runs(poly_run, monkeypatch):
     )
 
 
-def test_cell_summary_counts_by_hand():
-    spec = TABLE_SPECS["subq-002-t2-boston"]
+def _boston_by_hand() -> pd.DataFrame:
+    """Two seeds of made-up Boston results: SubQ 0.5 (0.6 at eps = 0.4), oracle 0.48."""
     rows = []
     means = {"krr": 0.8, "term": 0.9, "sever": 0.7, "subq": 0.5, "oracle": 0.48}
-    for eps in spec.epsilons:
+    for eps in TABLE_SPECS["subq-002-t2-boston"].epsilons:
         for seed, shift in enumerate((-0.01, 0.01)):
             for method, value in means.items():
                 value = value + 0.1 if method == "subq" and eps == 0.4 else value
@@ -108,12 +110,33 @@ def test_cell_summary_counts_by_hand():
                     {"method": method, "kind": "oblivious", "eps": eps, "seed": seed}
                     | {"value": value + shift}
                 )
-    summary = cell_summary(pd.DataFrame(rows), spec).set_index("eps")
+    return pd.DataFrame(rows)
+
+
+def test_cell_summary_counts_by_hand():
+    summary = cell_summary(_boston_by_hand(), TABLE_SPECS["subq-002-t2-boston"]).set_index("eps")
     np.testing.assert_allclose(summary.loc[0.1, "oracle_ratio"], 0.5 / 0.48)
     assert summary["within_oracle"].tolist() == [True, True, True, False]
     assert summary["beats_baselines"].tolist() == [True, True, True, True]
     # Paper: 0.427, 0.534, 0.510, 0.549; ours 0.5 (std 0.0141), then 0.6 at eps = 0.4.
     assert summary["matches_paper"].tolist() == [False, True, True, False]
+    np.testing.assert_allclose(
+        summary["paper_oracle_ratio"], np.array([0.427, 0.534, 0.510, 0.549]) / 0.48
+    )
+    assert summary["paper_within_oracle"].tolist() == [True, False, True, False]
+
+
+def test_criteria_report_from_the_csvs(tmp_path, capsys):
+    with pytest.raises(FileNotFoundError, match="No SubQ table"):
+        criteria_report(tmp_path)
+    _boston_by_hand().to_csv(tmp_path / "subq-002-t2-boston.csv", index=False)
+    report = criteria_report(tmp_path)
+    assert "SubQ <= 1.10 x Oracle ERM test RMSE: **3/4** cells" in report
+    assert "every baseline of its table: **4/4**" in report
+    assert "(within one of our std): **2/4**" in report
+    assert "| subq-002-t2-boston | 3/4 | 4/4 | 2/4 | 2/4 |" in report
+    assert main(["reproduce", "--summary", "--out", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == report
 
 
 def test_classification_table_with_a_data_file(shared, tmp_path):

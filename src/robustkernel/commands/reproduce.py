@@ -6,11 +6,15 @@ import argparse
 
 from .._parallel import BACKENDS, parallel_backend
 from ..reproduce import TABLES
+from ..reproduce.subq_tables import criteria_report
 
 
 def _run(args: argparse.Namespace) -> int:
     if args.list:
         print("\n".join(TABLES))
+        return 0
+    if args.summary:
+        print(criteria_report(args.out), end="")
         return 0
     if not args.tables:
         args.parser.error("name at least one TABLE (or 'all'); --list shows them")
@@ -41,6 +45,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("tables", nargs="*", metavar="TABLE", help="table names, or 'all'")
     parser.add_argument("--list", action="store_true", help="list the table names and exit")
+    parser.add_argument(
+        "--summary",
+        action="store_true",
+        help="print the SubQ tables' criteria counts from the CSVs in --out and exit",
+    )
     parser.add_argument("--out", default="results", help="output folder (default: results)")
     parser.add_argument("--n-jobs", type=int, default=1, help="parallel jobs (joblib; -1 = all)")
     parser.add_argument(

@@ -59,6 +59,7 @@ __all__ = [
     "SubqTable",
     "cell_summary",
     "clean_data_alpha",
+    "criteria_report",
     "run_subq_table",
     "table_split",
 ]
@@ -545,7 +546,10 @@ def cell_summary(frame: pd.DataFrame, spec: SubqTable) -> pd.DataFrame:
         Columns kind, eps, subq (mean), subq_std, oracle_ratio (SubQ / Oracle ERM mean RMSE,
         regression only), within_oracle (ratio <= 1.10), beats_baselines (SubQ's mean better
         than that of KRR or SVM, TERM and SEVER, those in the table), paper (SubQ's paper
-        number, NaN if none), matches_paper (ours better than the paper, or within one std).
+        number, NaN if none), matches_paper (ours better than the paper, or within one std),
+        paper_oracle_ratio (the paper's SubQ number / our Oracle ERM mean RMSE: whether the
+        paper's own result would meet the 1.10 criterion against our oracle) and
+        paper_within_oracle (that ratio <= 1.10).
     """
     stats = frame.groupby(["kind", "eps", "method"])["value"].agg(["mean", "std"])
     rows = []
@@ -558,6 +562,7 @@ def cell_summary(frame: pd.DataFrame, spec: SubqTable) -> pd.DataFrame:
             ratio = float(subq / mean["oracle"]) if has_oracle else np.nan
             rivals = [m for m in ("krr", "svm", "term", "sever") if m in mean.index]
             paper = spec.paper.get("subq", {}).get((kind, eps), np.nan)
+            paper_ratio = float(paper / mean["oracle"]) if has_oracle else np.nan
             target = paper + std if spec.metric == "rmse" else paper - std
             rows.append(
                 {
@@ -571,6 +576,10 @@ def cell_summary(frame: pd.DataFrame, spec: SubqTable) -> pd.DataFrame:
                     "paper": paper,
                     "matches_paper": (
                         bool(not _better(target, subq, spec.metric)) if np.isfinite(paper) else None
+                    ),
+                    "paper_oracle_ratio": paper_ratio,
+                    "paper_within_oracle": (
+                        bool(paper_ratio <= ORACLE_FACTOR) if np.isfinite(paper_ratio) else None
                     ),
                 }
             )
@@ -769,3 +778,57 @@ def summarize_tables(out_dir: str | Path = "results") -> pd.DataFrame:
     ]
     columns = ["table", *parts[0].columns.drop("table")] if parts else ["table"]
     return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
+
+
+def criteria_report(out_dir: str | Path = "results") -> str:
+    """The issue's criteria over every SubQ table in ``out_dir``, as Markdown.
+
+    Counts, over the cells of the tables whose CSV exists: SubQ <= 1.10 x Oracle ERM RMSE
+    (regression), SubQ's mean better than every baseline of its table, SubQ matching or beating
+    the paper's SubQ number (within one of our std), and the paper's own SubQ number <= 1.10 x our
+    Oracle ERM; then the same per table.
+
+    Parameters
+    ----------
+    out_dir : str or Path, default="results"
+        The folder the tables were written to.
+
+    Returns
+    -------
+    report : str
+        A bullet list of the totals and a per-table Markdown table ("-" where a check does not
+        apply).
+    """
+    summary = summarize_tables(out_dir)
+    if summary.empty:
+        raise FileNotFoundError(f"No SubQ table CSV in {out_dir}; run 'robustkernel reproduce'.")
+    checks = {  # column: (bullet text, per-table header)
+        "within_oracle": ("SubQ <= 1.10 x Oracle ERM test RMSE", "within 1.10 x oracle"),
+        "beats_baselines": (
+            "SubQ's mean better than every baseline of its table",
+            "beats baselines",
+        ),
+        "matches_paper": (
+            "SubQ matches or beats the paper's SubQ (within one of our std)",
+            "matches paper",
+        ),
+        "paper_within_oracle": (
+            "the paper's SubQ number <= 1.10 x our Oracle ERM",
+            "paper within 1.10 x oracle",
+        ),
+    }
+
+    def count(cells: pd.Series) -> str:
+        known = cells.dropna().astype(bool)
+        return f"{int(known.sum())}/{len(known)}" if len(known) else "-"
+
+    lines = [
+        f"- {text}: **{count(summary[column])}** cells" for column, (text, _) in checks.items()
+    ]
+    per_table = pd.DataFrame(
+        [
+            {"table": name, **{head: count(part[column]) for column, (_, head) in checks.items()}}
+            for name, part in summary.groupby("table", sort=False)
+        ]
+    )
+    return "\n".join(lines) + "\n\n" + markdown_table(per_table)
