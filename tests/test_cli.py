@@ -223,6 +223,35 @@ def test_drop_na_drops_the_rows_and_keeps_row_numbers(tmp_path, capsys):
     assert len(rows) == N_ROWS - 2 and not {5, 10} & set(rows)
 
 
+def test_outliers_csv_keeps_a_file_column_named_like_ours(tmp_path, capsys):
+    frame = _features()
+    frame["row"] = np.arange(N_ROWS) * 10  # the file's own columns named like ours
+    frame["flagged"] = 0.0
+    frame["y"] = frame["a"]
+    csv = _write(tmp_path, "named.csv", frame)
+    out = tmp_path / "out"
+    argv = ["fit", csv, "--target", "y", "--epsilon", "0.1", "--quiet", "--out", str(out)]
+    assert run(argv, capsys)[0] == 0
+    outliers = pd.read_csv(out / "outliers.csv")
+    assert list(outliers.columns) == [
+        "_row",
+        "outlier_score",
+        "_flagged",
+        "a",
+        "b",
+        "c",
+        "row",
+        "flagged",
+        "y",
+    ]
+    np.testing.assert_array_equal(outliers["_row"], np.arange(1, N_ROWS + 1))
+    np.testing.assert_array_equal(outliers["row"], frame["row"])
+    assert outliers["_flagged"].sum() == round(0.1 * N_ROWS)
+    report = (out / "report.md").read_text()
+    most = outliers.nlargest(5, "outlier_score")["_row"]
+    assert all(f"| {row} |" in report for row in most)
+
+
 def test_existing_output_folder_is_not_overwritten(tmp_path, regression_csv, capsys):
     out = tmp_path / "out"
     out.mkdir()

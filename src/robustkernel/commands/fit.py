@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from sklearn.metrics import accuracy_score, root_mean_squared_error
 from sklearn.pipeline import Pipeline
@@ -99,12 +100,25 @@ def _predictions(table: Table, model: Pipeline) -> pd.DataFrame:
     return frame
 
 
+def _free_name(name: str, taken: pd.Index) -> str:
+    """``name``, with leading underscores added until no column in ``taken`` has it."""
+    while name in taken:
+        name = "_" + name
+    return name
+
+
 def _outliers(table: Table, model: Pipeline) -> pd.DataFrame:
+    """row, outlier_score and flagged, then every column of the file (whose names win: an added
+    column that would repeat one gets a leading underscore)."""
     subq = model[-1]
-    scores = pd.DataFrame(
-        {"row": table.rows, "outlier_score": subq.outlier_scores_, "flagged": ~subq.inlier_mask_}
-    )
-    return pd.concat([scores, table.original.reset_index(drop=True)], axis=1)
+    original = table.original.reset_index(drop=True)
+    added = {
+        "row": table.rows,
+        "outlier_score": subq.outlier_scores_,
+        "flagged": ~subq.inlier_mask_,
+    }
+    scores = pd.DataFrame({_free_name(name, original.columns): v for name, v in added.items()})
+    return pd.concat([scores, original], axis=1)
 
 
 def _report(
@@ -112,6 +126,7 @@ def _report(
 ) -> None:
     subq = model[-1]
     report.plot_outlier_scores(subq.outlier_scores_, subq.threshold_, folder / "outliers.png")
+    most_suspect = np.argsort(-subq.outlier_scores_, kind="stable")[:N_MOST_SUSPECT]
     sections = {
         "Settings": report.key_value_table(
             {
@@ -132,9 +147,7 @@ def _report(
             "trimmed (flagged). All rows are in outliers.csv.\n\n"
             + report.image("outliers.png", "sorted outlier scores and threshold")
             + "\nMost suspect rows:\n\n"
-            + report.markdown_table(
-                _outliers(table, model).nlargest(N_MOST_SUSPECT, "outlier_score").round(4)
-            )
+            + report.markdown_table(_outliers(table, model).iloc[most_suspect].round(4))
         ),
     }
     if args.task == "regression":
