@@ -29,7 +29,7 @@ import torch
 from bench_subquantile import EPSILON, PARAMS, make_data
 
 from robustkernel import SubquantileKernelRegressor
-from robustkernel._report import markdown_table, replace_markdown_section
+from robustkernel._report import cpu_description, markdown_table, replace_markdown_section
 
 SOLVERS = {"alternating": {"solver": "alternating"}, "gd": {"solver": "gd", "max_iter": 200}}
 CUDA_SIZES = [2000, 5000, 10000, 20000]
@@ -119,7 +119,7 @@ def main() -> None:
         "warm-up fit on the device; 'max pred. diff' is over 1000 test rows. "
         f"{where}\n\n"
         f"Command: `{command}`  \n"
-        f"Machine: {platform.machine()}, {platform.processor() or 'unknown CPU'}, "
+        f"Machine: {platform.machine()}, {cpu_description()}, "
         f"Python {platform.python_version()}, numpy {np.__version__}, torch {torch.__version__} "
         f"({torch.get_num_threads()} CPU threads)."
         "\n\n" + table

@@ -25,7 +25,7 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics import root_mean_squared_error
 
 from robustkernel import SubquantileKernelRegressor
-from robustkernel._report import markdown_table, replace_markdown_section
+from robustkernel._report import cpu_description, markdown_table, replace_markdown_section
 
 SOLVERS = {
     "alternating": {"solver": "alternating"},
@@ -118,7 +118,7 @@ def main() -> None:
         "by the median time of one `sklearn.kernel_ridge.KernelRidge` fit on the same rows in "
         "the same process. Gradient solvers are capped at 500 iterations.\n\n"
         f"Command: `{command}`  \n"
-        f"Machine: {platform.machine()}, {platform.processor() or 'unknown CPU'}, "
+        f"Machine: {platform.machine()}, {cpu_description()}, "
         f"Python {platform.python_version()}, numpy {np.__version__}.\n\n" + table
     )
     replace_markdown_section(Path(args.out), SECTION, body)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from robustkernel._report import markdown_table, replace_markdown_section
+from robustkernel._report import cpu_description, markdown_table, replace_markdown_section
 
 
 def test_markdown_table_escapes_pipes_and_keeps_rows():
@@ -37,3 +37,12 @@ def test_replace_markdown_section_creates_the_file_with_its_title(tmp_path):
     path = tmp_path / "REPRO.md"
     replace_markdown_section(path, "## A", "## A\n\none\n", title="# Reproduction")
     assert path.read_text().splitlines()[0] == "# Reproduction"
+
+
+def test_cpu_description_reads_the_model_name(tmp_path):
+    info = tmp_path / "cpuinfo"
+    info.write_text(
+        "processor\t: 0\nvendor_id\t: X\nmodel name\t: Test CPU 9000\n\nmodel name\t: other\n"
+    )
+    assert cpu_description(info).startswith("Test CPU 9000, ")
+    assert cpu_description(tmp_path / "absent").endswith(" cores")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import platform
 from pathlib import Path
 
 import pandas as pd
@@ -41,3 +43,21 @@ def replace_markdown_section(
     else:
         text = text.rstrip("\n") + "\n\n" + body.rstrip("\n") + "\n"
     path.write_text(text)
+
+
+def cpu_description(cpuinfo: str | Path = "/proc/cpuinfo") -> str:
+    """The CPU model and core count, e.g. "Intel(R) Xeon(R) Processor, 2 cores".
+
+    The model is the first "model name" line of ``cpuinfo`` (Linux), else
+    ``platform.processor()``, else "unknown CPU model".
+    """
+    model = ""
+    path = Path(cpuinfo)
+    if path.is_file():
+        for line in path.read_text(errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and value.strip():
+                model = value.strip()
+                break
+    model = model or platform.processor() or "unknown CPU model"
+    return f"{model}, {os.cpu_count()} cores"
