@@ -11,8 +11,9 @@ from types import ModuleType
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin, is_classifier
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
@@ -53,6 +54,8 @@ class BaseSubquantile(BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0.0, None, closed="left")],
         "init": [StrOptions({"erm", "zeros", "glorot"}), "array-like"],
+        "n_init": [Interval(Integral, 1, None, closed="left")],
+        "init_size": [Interval(Integral, 2, None, closed="left")],
         "radius": [Interval(Real, 0.0, None, closed="neither"), None],
         "smoothing": [Interval(Real, 0.0, None, closed="neither"), None],
         "momentum": [Interval(Real, 0.0, 1.0, closed="left")],
@@ -86,6 +89,8 @@ class BaseSubquantile(BaseEstimator):
         max_iter: int | None = None,
         tol: float = 1e-6,
         init: str | np.ndarray = "erm",
+        n_init: int = 1,
+        init_size: int = 20,
         radius: float | None = None,
         smoothing: float | None = None,
         momentum: float = 0.9,
@@ -110,6 +115,8 @@ class BaseSubquantile(BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.init = init
+        self.n_init = n_init
+        self.init_size = init_size
         self.radius = radius
         self.smoothing = smoothing
         self.momentum = momentum
@@ -169,10 +176,36 @@ class BaseSubquantile(BaseEstimator):
         fit_subset = partial(fit_in_ball, fitter.fit, problem)
         w, b = initial_coefficients(problem, self.init, fit_subset, self.random_state)
         result = self._run_solver(problem, fit_subset, w, b)
+        self.best_start_ = 0
+        for start, subset in enumerate(self._random_subsets(problem), start=1):
+            w, b = fit_subset(subset, np.zeros_like(result.w), np.zeros_like(result.b))
+            candidate = self._run_solver(problem, fit_subset, w, b)
+            if candidate.evaluation.objective < result.evaluation.objective:
+                result, self.best_start_ = candidate, start
         if self.epsilon == "auto":
             problem, result = self._estimate_epsilon(problem, fit_subset, result)
         self.epsilon_ = 1.0 - problem.k / problem.n_samples
         self._set_fitted(X, problem, result, feature_map)
+
+    def _random_subsets(self, problem: Problem | FeatureProblem) -> list[np.ndarray]:
+        """Masks of the ``n_init - 1`` random starting subsets of ``init_size`` rows.
+
+        Classifiers draw one row of every class first, so that each start sees every class.
+        """
+        n = problem.n_samples
+        rng = check_random_state(self.random_state)
+        classes = []
+        if is_classifier(self):
+            labels = np.unique(problem.Y, axis=0, return_inverse=True)[1].ravel()
+            classes = [np.flatnonzero(labels == label) for label in np.unique(labels)]
+        masks = []
+        for _ in range(self.n_init - 1):
+            mask = np.zeros(n, dtype=bool)
+            mask[[rng.choice(rows) for rows in classes]] = True
+            missing = max(min(self.init_size, n) - int(mask.sum()), 0)
+            mask[rng.choice(np.flatnonzero(~mask), missing, replace=False)] = True
+            masks.append(mask)
+        return masks
 
     def _build_problem(
         self, X: np.ndarray, Y: np.ndarray, loss: Loss

@@ -75,6 +75,17 @@ _PARAMETERS_DOC = """
         Starting coefficients: the ordinary fit on all rows (default), zeros, Glorot
         uniform on [-sqrt(6/n), sqrt(6/n)], or given values. With ``n_components`` the
         coefficients are theta, n_components rows instead of n_samples.
+    n_init : int, default=1
+        Number of starts. The objective is not convex, and a solver converges to a local
+        minimum near its start; with ``n_init > 1`` the solver also runs from ``n_init - 1``
+        random starts, each the ordinary fit on a random subset of ``init_size`` rows (the
+        elemental starts of FAST-LTS, Rousseeuw and Van Driessen 2006), and the fit with the
+        lowest objective is kept (``best_start_``). A start from a small subset is often free
+        of outliers even when the fit on all rows is pulled towards them, e.g. by rows with
+        huge feature values under an unbounded (linear) kernel. Costs ``n_init`` fits.
+    init_size : int, default=20
+        Rows of each random start (classifiers: one row of every class among them; all rows
+        if fewer).
     radius : float, default=None
         Optional constraint ||f||_H <= radius (||theta|| <= radius with ``n_components``;
         projection for the gradient solvers, exact constrained refit for "alternating").
@@ -88,8 +99,8 @@ _PARAMETERS_DOC = """
     n_iter_no_change : int, default=5
         See ``tol``.
     random_state : int, RandomState instance or None, default=None
-        Seed of the "glorot" initialisation and of the features (landmarks or random
-        frequencies) when ``n_components`` is set.
+        Seed of the "glorot" initialisation, of the random starts (``n_init``) and of the
+        features (landmarks or random frequencies) when ``n_components`` is set.
     verbose : bool, default=False
         Show a progress bar over the iterations.
     device : str, default=None
@@ -126,7 +137,9 @@ _ATTRIBUTES_DOC = """
     objective_history_ : ndarray of shape (n_iter_ + 1,)
         Objective sum of the kept losses + alpha ||f||_H^2, from the initial model on.
     converged_ : bool
-        Whether the stopping rule was met before ``max_iter``.
+        Whether the stopping rule was met before ``max_iter`` (in the kept start).
+    best_start_ : int
+        The start whose fit was kept: 0 for ``init``, i >= 1 for the i-th random subset.
     epsilon_ : float
         Fraction of the rows trimmed, 1 - k / n: the estimate when epsilon="auto".
     n_features_in_ : int
