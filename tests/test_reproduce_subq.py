@@ -59,7 +59,14 @@ def test_a_row_matches_an_independent_fit(poly_run):
     X, y = make_polynomial_regression(150, random_state=0)
     split = contaminated_split(X, y, "oblivious", 0.3, standardize=False, random_state=0)
     model = SubquantileKernelRegressor(
-        epsilon=0.3, alpha=0.5, kernel="polynomial", gamma=1.0, degree=3, coef0=1
+        epsilon=0.3,
+        alpha=0.5,
+        kernel="polynomial",
+        gamma=1.0,
+        degree=3,
+        coef0=1,
+        n_init=10,
+        random_state=0,
     ).fit(split.X_train, split.y_train)
     rmse = np.sqrt(np.mean((model.predict(split.X_test) - split.y_test) ** 2))
     assert row["value"] == pytest.approx(rmse, rel=1e-9)

@@ -42,7 +42,7 @@ def _fit(table: str, eps: float, seed: int, data_home: str | None, **solver):
     spec = TABLE_SPECS[table]
     split = table_split(spec, "oblivious", eps, seed, data_home)
     model = make_model(spec, "subq", eps, split.X_train.shape[1], spec.alpha)
-    model.set_params(**solver)
+    model.set_params(n_init=1, **solver)  # one trajectory from the ERM start
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(split.X_train, split.y_train)
