@@ -23,3 +23,13 @@ def test_readme_python_blocks_run(tmp_path, monkeypatch):
     direction = np.zeros(10)
     direction[:2] = 1 / np.sqrt(2)
     assert abs(direction @ namespace["metric"].components_[:, 0]) > 0.95
+
+
+def test_user_guide_restart_example_prints_what_its_comments_say(capsys):
+    guide = README.parent / "docs" / "user_guide.md"
+    blocks = re.findall(r"```python\n(.*?)```", guide.read_text(), flags=re.DOTALL)
+    (block,) = [block for block in blocks if "n_init" in block]
+    exec(compile(block, str(guide), "exec"), {})
+    printed = capsys.readouterr().out.split("\n")[:-1]
+    promised = [" ".join(line[2:].split()[:3]) for line in block.splitlines() if line[:2] == "# "]
+    assert printed == promised[-2:]
