@@ -142,6 +142,13 @@ def test_criteria_report_from_the_csvs(tmp_path, capsys):
     assert "every baseline of its table: **4/4**" in report
     assert "(within one of our std): **2/4**" in report
     assert "| subq-002-t2-boston | 3/4 | 4/4 | 2/4 | 2/4 |" in report
+    assert "SubQ (10 starts)" not in report  # no runs of that variant
+    frame = _boston_by_hand()
+    starts = frame[frame["method"] == "subq"].assign(method="subq_starts", value=0.47)
+    pd.concat([frame, starts]).to_csv(tmp_path / "subq-002-t2-boston.csv", index=False)
+    report = criteria_report(tmp_path)
+    assert "- SubQ (10 starts) <= 1.10 x Oracle ERM test RMSE: **4/4** cells" in report
+    assert "- SubQ <= 1.10 x Oracle ERM test RMSE: **3/4** cells" in report
     assert main(["reproduce", "--summary", "--out", str(tmp_path)]) == 0
     assert capsys.readouterr().out == report
 
