@@ -65,7 +65,6 @@ def test_a_row_matches_an_independent_fit(poly_run):
         gamma=1.0,
         degree=3,
         coef0=1,
-        n_init=10,
         random_state=0,
     ).fit(split.X_train, split.y_train)
     rmse = np.sqrt(np.mean((model.predict(split.X_test) - split.y_test) ** 2))
@@ -200,6 +199,16 @@ def test_svm_shares_alpha_through_c():
     spec = TABLE_SPECS["subq-002-t5-breast-cancer"]
     assert make_model(spec, "svm", 0.2, 30, 0.1).C == pytest.approx(5.0)
     assert make_model(spec, "subq", 0.2, 30, 0.1).alpha == 0.1
+
+
+def test_each_table_starts_subq_as_its_paper():
+    paper_000 = make_model(TABLE_SPECS["subq-000-t1-concrete"], "subq", 0.2, 8, 0.1)
+    assert paper_000.init == "glorot" and paper_000.n_init == 1  # 000 Figure 1, step 1
+    assert make_model(TABLE_SPECS["subq-000-t1-concrete"], "subq_erm", 0.2, 8, 0.1).init == "erm"
+    starts = make_model(TABLE_SPECS["subq-000-t1-concrete"], "subq_starts", 0.2, 8, 0.1)
+    assert starts.init == "glorot" and starts.n_init == 10
+    assert make_model(TABLE_SPECS["subq-002-t3-concrete"], "subq", 0.2, 8, 1.0).init == "erm"
+    assert TABLE_SPECS["subq-000-t1-concrete"].alpha is None  # paper 000 states no lambda
 
 
 def test_momentum_figure(shared, tmp_path):

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 from scipy.linalg import lstsq
+from sklearn.datasets import make_friedman1
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics.pairwise import rbf_kernel
 
@@ -16,6 +17,7 @@ from robustkernel._problem import Problem
 from robustkernel._solvers import _gradient
 from robustkernel._subset_fit import RidgeSubsetFitter
 from robustkernel._trimming import n_kept, subquantile
+from robustkernel.corruption import contaminated_split
 
 
 @pytest.mark.parametrize(
@@ -268,6 +270,29 @@ def test_glorot_init_is_deterministic_given_random_state():
         other = SubquantileKernelRegressor(**{**kwargs, "random_state": 5}).fit(X, y).dual_coef_
     np.testing.assert_array_equal(first, second)
     assert not np.allclose(first, other)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_near_zero_start_trims_shifted_labels_that_a_weak_ridge_erm_start_follows(seed):
+    # 40% of the labels redrawn from N(5, 5) (000 Table 1). With a weak ridge the ERM start fits
+    # them, and the trimmed refits keep them; from a near-zero f the first trim drops the
+    # largest |y|, which are mostly the corrupted ones.
+    X, y = make_friedman1(400, noise=0.5, random_state=seed)
+    split = contaminated_split(X, y, "label", 0.4, random_state=seed)
+    kwargs = {"epsilon": 0.4, "alpha": 0.01, "gamma": 0.1, "random_state": 0}
+
+    def test_rmse(model):
+        return np.sqrt(np.mean((model.predict(split.X_test) - split.y_test) ** 2))
+
+    erm = SubquantileKernelRegressor(init="erm", **kwargs).fit(split.X_train, split.y_train)
+    glorot = SubquantileKernelRegressor(init="glorot", **kwargs).fit(split.X_train, split.y_train)
+    clean = ~split.corrupted_mask
+    oracle = SubquantileKernelRegressor(**{**kwargs, "epsilon": 0.0}).fit(
+        split.X_train[clean], split.y_train[clean]
+    )
+    assert test_rmse(erm) > 3 * test_rmse(oracle)
+    assert test_rmse(glorot) < 0.5 * test_rmse(erm)
+    assert (~glorot.inlier_mask_)[split.corrupted_index].mean() > 0.8
 
 
 def test_array_init_and_convergence_warning():
