@@ -130,6 +130,11 @@ def test_cell_summary_counts_by_hand():
         summary["paper_oracle_ratio"], np.array([0.427, 0.534, 0.510, 0.549]) / 0.48
     )
     assert summary["paper_within_oracle"].tolist() == [True, False, True, False]
+    assert summary["paper_beats_baselines"].tolist() == [True] * 4  # baselines 0.7-0.9
+    frame = _boston_by_hand()
+    frame.loc[(frame["method"] == "sever") & (frame["eps"] == 0.2), "value"] = 0.52
+    again = cell_summary(frame, TABLE_SPECS["subq-002-t2-boston"])
+    assert again["paper_beats_baselines"].tolist() == [True, False, True, True]  # 0.534 > 0.52
 
 
 def test_criteria_report_from_the_csvs(tmp_path, capsys):
@@ -140,7 +145,8 @@ def test_criteria_report_from_the_csvs(tmp_path, capsys):
     assert "SubQ <= 1.10 x Oracle ERM test RMSE: **3/4** cells" in report
     assert "every baseline of its table: **4/4**" in report
     assert "(within one of our std): **2/4**" in report
-    assert "| subq-002-t2-boston | 3/4 | 4/4 | 2/4 | 2/4 |" in report
+    assert "| subq-002-t2-boston | 3/4 | 4/4 | 2/4 | 2/4 | 4/4 |" in report
+    assert "better than every baseline of its table (ours): **4/4**" in report
     assert "SubQ (10 starts)" not in report  # no runs of that variant
     frame = _boston_by_hand()
     starts = frame[frame["method"] == "subq"].assign(method="subq_starts", value=0.47)
