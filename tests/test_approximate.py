@@ -168,7 +168,6 @@ def test_float32_features_match_float64():
         ({"n_components": 10, "approximation": "fourier"}, "approximation"),
         ({"n_components": 10, "dtype": "int8"}, "dtype"),
         ({"n_components": 10, "approximation": "rff", "kernel": "laplacian"}, "rbf"),
-        ({"n_components": 10, "epsilon": "auto"}, "auto"),
     ],
 )
 def test_bad_approximation_parameters_raise(params, message):

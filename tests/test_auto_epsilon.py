@@ -19,6 +19,12 @@ from sklearn.metrics import accuracy_score, root_mean_squared_error
 
 from conftest import make_regression
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
+from robustkernel._auto_epsilon import (
+    _feature_residual_variance_factors,
+    _residual_variance_factors,
+)
+from robustkernel._losses import SquaredLoss
+from robustkernel._problem import FeatureProblem, Problem
 from robustkernel.corruption import contaminated_split, corrupt
 
 EPSILONS = (0.0, 0.05, 0.1, 0.2, 0.3)
@@ -103,3 +109,45 @@ def test_auto_epsilon_classifier_keeps_a_minority_class():
     accuracy = model.score(split.X_test, split.y_test)
     assert accuracy >= oracle.score(split.X_test, split.y_test) - 0.03
     assert 0.0 < model.epsilon_ <= 0.15
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_feature_leverages_equal_the_kernel_leverages_of_z_zt(fit_intercept):
+    # Ridge on features Z is kernel ridge with K = Z Z^T: the studentizing factors 1 - h_ii of
+    # the O(n m^2) feature formula must equal those of the kernel formula (block inverse of
+    # K_SS + alpha I, Schur complements for the trimmed rows).
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(60, 8))
+    Y = rng.normal(size=(60, 1))
+    mask = rng.random(60) < 0.7
+    common = {"Y": Y, "loss": SquaredLoss(), "alpha": 0.3, "k": int(mask.sum())}
+    common["fit_intercept"] = fit_intercept
+    kernel = _residual_variance_factors(Problem(K=Z @ Z.T, **common), mask)
+    features = _feature_residual_variance_factors(FeatureProblem(Z=Z, **common), mask)
+    np.testing.assert_allclose(features, kernel, rtol=1e-8)
+
+
+def test_auto_epsilon_with_nystroem_features(regression_test_set):
+    X, y = make_regression(400, seed=0)
+    bad = corrupt(X, y, "label", 0.2, random_state=0)
+    model = SubquantileKernelRegressor(
+        epsilon="auto", n_components=100, random_state=0, **REGRESSION_PARAMS
+    ).fit(bad.X, bad.y)
+    assert abs(model.epsilon_ - 0.2) <= 0.05
+    flagged = np.flatnonzero(~model.inlier_mask_)
+    assert np.intersect1d(flagged, bad.index).size >= 0.95 * bad.index.size
+    X_test, y_test = regression_test_set
+    oracle = _oracle(SubquantileKernelRegressor, X, y, bad.index)
+    rmse = root_mean_squared_error(y_test, model.predict(X_test))
+    assert rmse <= 1.1 * root_mean_squared_error(y_test, oracle.predict(X_test))
+
+
+def test_auto_epsilon_classifier_with_nystroem_features():
+    X, y = make_classification(300, seed=1)
+    bad = corrupt(X, y, "flip", 0.1, random_state=1)
+    model = SubquantileKernelClassifier(
+        epsilon="auto", n_components=100, random_state=0, **CLASSIFICATION_PARAMS
+    ).fit(bad.X, bad.y)
+    exact = SubquantileKernelClassifier(epsilon="auto", **CLASSIFICATION_PARAMS).fit(bad.X, bad.y)
+    assert abs(model.epsilon_ - 0.1) <= 0.07
+    assert abs(model.epsilon_ - exact.epsilon_) <= 0.02

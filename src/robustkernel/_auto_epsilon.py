@@ -7,18 +7,18 @@ rows, and the fixed point predicted one class). Under the current fit, flag the 
 implausible for a clean row; refit keeping the others (epsilon = the flagged fraction); repeat
 until the flagged set is a fixed point. ``epsilon_`` is the fraction finally trimmed.
 
-Regression (Rousseeuw & Leroy's reweighted least trimmed squares): the clean residuals are taken
-as N(0, sigma^2) per output, and every residual is studentized before it is compared with the
-scale. A kept row's squared residual is divided by 1 - h_ii (h its leverage in the kernel ridge
-fit on the kept rows); a trimmed row's out-of-sample squared residual is multiplied by 1 - h_jj,
-its leverage had it been kept. Both then have variance sigma^2 under the model, so rows far from
-the kept ones (high leverage, or out-of-sample) are not flagged merely for being hard to
-predict. The scale comes from the median studentized loss of the kept rows, corrected for their
-truncation: the kept fraction q holds the losses below the q-quantile of sigma^2 chi^2_C, so
-their median is sigma^2 times the q/2-quantile of chi^2_C (a median, not a mean, because kept
-rows may still hold outliers). A row is flagged when its studentized loss exceeds sigma^2 times
-the ``REGRESSION_LEVEL`` quantile of chi^2_C (for one output: |residual| > 3 sigma, the
-three-sigma rule; at 2.5 sigma, clusters of clean rows at the edge of the data were trimmed
+Regression (Rousseeuw & Leroy's reweighted least trimmed squares): the clean residuals are taken as
+N(0, sigma^2) per output, and every residual is studentized before it is compared with the scale. A
+kept row's squared residual is divided by 1 - h_ii (h its leverage in the kernel ridge fit on the
+kept rows, or in the ridge fit on the features with ``n_components``); a trimmed row's out-of-sample
+squared residual is multiplied by 1 - h_jj, its leverage had it been kept. Both then have variance
+sigma^2 under the model, so rows far from the kept ones (high leverage, or out-of-sample) are not
+flagged merely for being hard to predict. The scale comes from the median studentized loss of the
+kept rows, corrected for their truncation: the kept fraction q holds the losses below the q-quantile
+of sigma^2 chi^2_C, so their median is sigma^2 times the q/2-quantile of chi^2_C (a median, not a
+mean, because kept rows may still hold outliers). A row is flagged when its studentized loss exceeds
+sigma^2 times the ``REGRESSION_LEVEL`` quantile of chi^2_C (for one output: |residual| > 3 sigma,
+the three-sigma rule; at 2.5 sigma, clusters of clean rows at the edge of the data were trimmed
 together and kept each other out).
 
 The rule reads every residual beyond the cutoff as contamination, so it needs the fit's bias to
@@ -43,7 +43,8 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.stats import chi2
 
-from ._problem import Evaluation, Problem
+from ._features import row_chunks
+from ._problem import Evaluation, FeatureProblem, Problem
 
 REGRESSION_START = 0.4
 CLASSIFICATION_START = 0.4
@@ -69,10 +70,14 @@ def classification_start(Y: np.ndarray) -> float:
     return min(CLASSIFICATION_START, 0.5 * float(shares.min()))
 
 
-def regression_flags(problem: Problem, evaluation: Evaluation) -> np.ndarray:
+def regression_flags(problem: Problem | FeatureProblem, evaluation: Evaluation) -> np.ndarray:
     """Rows whose studentized squared residual is beyond the chi^2 cutoff of the robust scale."""
     mask = evaluation.mask
-    losses = evaluation.losses * _residual_variance_factors(problem, mask)
+    if isinstance(problem, FeatureProblem):
+        factors = _feature_residual_variance_factors(problem, mask)
+    else:
+        factors = _residual_variance_factors(problem, mask)
+    losses = evaluation.losses * factors
     C = problem.n_outputs
     variance = np.median(losses[mask]) / chi2.ppf(mask.mean() / 2.0, df=C)
     return losses > variance * chi2.ppf(REGRESSION_LEVEL, df=C)
@@ -107,6 +112,39 @@ def _residual_variance_factors(problem: Problem, mask: np.ndarray) -> np.ndarray
     return factors
 
 
-def classification_flags(problem: Problem, evaluation: Evaluation) -> np.ndarray:
+def _feature_residual_variance_factors(problem: FeatureProblem, mask: np.ndarray) -> np.ndarray:
+    """1 - h_ii for the feature model f = Z theta + b, in O(n m^2) without an n x n matrix.
+
+    Ridge on the kept rows S with design x_i = (1, z_i) (z_i alone without intercept) and
+    penalty alpha on theta only has A = X_S^T X_S + diag(0, alpha I): a kept row's leverage is
+    h_ii = q_i = x_i^T A^-1 x_i; a trimmed row j added to S has leverage q_j / (1 + q_j)
+    (Sherman-Morrison), so 1 - h_jj = 1 / (1 + q_j). The same quantities as the kernel version
+    for K = Z Z^T.
+    """
+    Z = problem.Z
+    n, m = Z.shape
+    columns = m + int(problem.fit_intercept)
+
+    def design(rows: slice | np.ndarray) -> np.ndarray:
+        block = np.asarray(Z[rows], dtype=float)
+        if problem.fit_intercept:
+            block = np.hstack([np.ones((block.shape[0], 1)), block])
+        return block
+
+    A = np.diag(np.full(columns, problem.alpha))
+    if problem.fit_intercept:
+        A[0, 0] = 0.0
+    for rows in row_chunks(n, columns):
+        block = design(rows)[mask[rows]]
+        A += block.T @ block
+    factor = cho_factor(A)
+    q = np.empty(n)
+    for rows in row_chunks(n, columns):
+        block = design(rows)
+        q[rows] = np.sum(block * cho_solve(factor, block.T).T, axis=1)
+    return np.where(mask, 1.0 / (1.0 - q), 1.0 / (1.0 + q))
+
+
+def classification_flags(problem: Problem | FeatureProblem, evaluation: Evaluation) -> np.ndarray:
     """Rows whose observed label gets probability below ``CLASSIFICATION_PROBABILITY``."""
     return evaluation.losses > -np.log(CLASSIFICATION_PROBABILITY)

@@ -152,11 +152,6 @@ class BaseSubquantile(BaseEstimator):
             raise ValueError(
                 f"line_search=True is only available with solver='gd', got {self.solver!r}."
             )
-        if self.epsilon == "auto" and self.n_components is not None:
-            raise ValueError(
-                'epsilon="auto" needs the exact kernel model (n_components=None); with '
-                "n_components give epsilon as a number."
-            )
         if self.device is not None and (self.n_components is not None or self.epsilon == "auto"):
             raise ValueError(
                 "device= runs the exact kernel model with a given epsilon; it is not available "
@@ -245,8 +240,8 @@ class BaseSubquantile(BaseEstimator):
         return FeatureProblem(Z=Z, **common), feature_map
 
     def _estimate_epsilon(
-        self, problem: Problem, fit_subset, result: SolverResult
-    ) -> tuple[Problem, SolverResult]:
+        self, problem: Problem | FeatureProblem, fit_subset, result: SolverResult
+    ) -> tuple[Problem | FeatureProblem, SolverResult]:
         """Refit on the unflagged rows until the flagged set is a fixed point."""
         n = problem.n_samples
         flagged = None
