@@ -4,7 +4,15 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test lint bench bench-peers reproduce clean
+OLDEST := .venv-oldest
+OLDEST_STAMP := $(OLDEST)/.installed
+# The tests that run scikit-learn's estimator checks and use its private helpers (_fit_context,
+# _param_validation): the ones most likely to break on the oldest scikit-learn we support.
+OLDEST_TESTS := tests/test_subquantile_estimators.py tests/test_baselines.py \
+	tests/test_metric_kernel_ridge.py
+ONE_THREAD := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
+
+.PHONY: venv demo test lint wheel-check test-oldest bench bench-peers reproduce clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,10 +26,36 @@ demo: $(STAMP)
 	$(BIN)/robustkernel demo --out demo_output
 
 # The tests solve small systems: one BLAS thread per process is faster, and much faster on a
-# shared machine where idle BLAS threads spin.
+# shared machine where idle BLAS threads spin. The dev extra installs the optional dependencies
+# (skops, the CPU build of PyTorch, dask) so that no test skips for a missing module.
 test: $(STAMP)
 	$(BIN)/ruff check .
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -q
+	$(ONE_THREAD) $(BIN)/python -m pytest -q
+
+# Builds the sdist and, from it, the wheel into dist/, checks their metadata with twine, installs
+# the wheel (with its dependencies) into a throwaway virtual environment and imports it from
+# outside the source tree.
+wheel-check: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/twine check --strict dist/*
+	set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(PYTHON) -m venv "$$tmp/venv"; \
+	"$$tmp/venv/bin/python" -m pip install --quiet dist/*.whl; \
+	cd "$$tmp" && "$$tmp/venv/bin/python" -c \
+		"import robustkernel; print('robustkernel', robustkernel.__version__, 'from', robustkernel.__file__)"; \
+	"$$tmp/venv/bin/robustkernel" --help > /dev/null
+
+# A second environment with the oldest scikit-learn we support, running a quick subset of the suite.
+$(OLDEST_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(OLDEST)
+	$(OLDEST)/bin/python -m pip install --quiet --upgrade pip
+	$(OLDEST)/bin/python -m pip install --quiet -e . pytest "scikit-learn==1.6.*"
+	touch $(OLDEST_STAMP)
+
+test-oldest: $(OLDEST_STAMP)
+	$(OLDEST)/bin/python -c "import sklearn; print('scikit-learn', sklearn.__version__)"
+	$(ONE_THREAD) $(OLDEST)/bin/python -m pytest -q -x $(OLDEST_TESTS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -40,4 +74,4 @@ reproduce: $(STAMP)
 	$(BIN)/robustkernel reproduce all --n-jobs -1
 
 clean:
-	rm -rf $(VENV) demo_output .pytest_cache
+	rm -rf $(VENV) $(OLDEST) dist demo_output .pytest_cache

@@ -35,10 +35,10 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from robustkernel._metric_objective import gradient, inner_solution, resolve_kernel
 from robustkernel._report import replace_markdown_section
+from robustkernel.datasets import make_kl_regression, make_kl_train_test, subspace_distance
 from robustkernel.metric_kernel_ridge import MetricKernelRidge, metric_kernel_ridge_path
-from robustkernel.simulations import make_kl_regression, make_kl_train_test, subspace_distance
+from robustkernel.metric_kernel_ridge._objective import gradient, inner_solution, resolve_kernel
 
 LAMS = np.round(np.arange(1, 21) * 0.05, 2)
 HEADING = "## MetricKernelRidge (paper 003): {}"

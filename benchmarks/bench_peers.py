@@ -51,8 +51,13 @@ from sklearn.svm import SVC
 from robustkernel import MetricKernelRidge, SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel._report import markdown_table, replace_markdown_section
 from robustkernel.corruption import contaminated_split
-from robustkernel.datasets import load_boston, load_concrete
-from robustkernel.simulations import KLSimulation, make_kl_train_test, subspace_distance
+from robustkernel.datasets import (
+    KLSimulation,
+    load_boston,
+    load_concrete,
+    make_kl_train_test,
+    subspace_distance,
+)
 
 ALPHA = 1.0
 N_LANDMARKS = 300

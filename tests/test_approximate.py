@@ -9,9 +9,9 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics.pairwise import rbf_kernel
 
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
-from robustkernel._losses import SquaredLoss
-from robustkernel._problem import FeatureProblem
-from robustkernel._subset_fit import FeatureRidgeSubsetFitter
+from robustkernel._kernel_model.losses import SquaredLoss
+from robustkernel.subquantile._objective import FeatureProblem
+from robustkernel.subquantile._refits import FeatureRidgeSubsetFitter
 
 
 def _target(X):

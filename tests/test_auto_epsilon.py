@@ -19,13 +19,13 @@ from sklearn.metrics import accuracy_score, root_mean_squared_error
 
 from conftest import make_regression
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
-from robustkernel._auto_epsilon import (
+from robustkernel._kernel_model.losses import SquaredLoss
+from robustkernel.corruption import contaminated_split, corrupt
+from robustkernel.subquantile._auto_epsilon import (
     _feature_residual_variance_factors,
     _residual_variance_factors,
 )
-from robustkernel._losses import SquaredLoss
-from robustkernel._problem import FeatureProblem, Problem
-from robustkernel.corruption import contaminated_split, corrupt
+from robustkernel.subquantile._objective import FeatureProblem, Problem
 
 EPSILONS = (0.0, 0.05, 0.1, 0.2, 0.3)
 REGRESSION_PARAMS = {"alpha": 0.1, "gamma": 1.0}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from robustkernel.cli import main
-from robustkernel.demo import polynomial_runs
+from robustkernel.commands.demo import polynomial_runs
 
 
 def test_demo_writes_table_and_figure(tmp_path, capsys):

@@ -18,15 +18,15 @@ from sklearn.preprocessing import KernelCenterer
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_limits
 
-from robustkernel._metric_objective import (
+from robustkernel.datasets import central_subspace, make_kl_regression
+from robustkernel.metric_kernel_ridge import MetricKernelRidge, metric_kernel_ridge_path
+from robustkernel.metric_kernel_ridge._objective import (
     gradient,
     inner_solution,
     objective,
     project,
     resolve_kernel,
 )
-from robustkernel.metric_kernel_ridge import MetricKernelRidge, metric_kernel_ridge_path
-from robustkernel.simulations import central_subspace, make_kl_regression
 
 
 @pytest.fixture(autouse=True)

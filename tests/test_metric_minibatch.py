@@ -14,15 +14,15 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
-from robustkernel._metric_objective import (
+from robustkernel.datasets import make_kl_regression, make_kl_train_test
+from robustkernel.metric_kernel_ridge import MetricKernelRidge
+from robustkernel.metric_kernel_ridge._objective import (
     inner_solution,
     kernel_matrix,
     objective,
     projected_gradient_descent,
     resolve_kernel,
 )
-from robustkernel.metric_kernel_ridge import MetricKernelRidge
-from robustkernel.simulations import make_kl_regression, make_kl_train_test
 
 GAUSSIAN = resolve_kernel("gaussian")
 

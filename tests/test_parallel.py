@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from joblib import Parallel, delayed
 
-from robustkernel._parallel import parallel_backend
+from robustkernel.reproduce._parallel import parallel_backend
 from robustkernel.reproduce.kl_claims import run_kl_claim
 
 TINY = {"repetitions": 2, "lambdas": [0.5], "progress": False, "n": 30, "p": 6}

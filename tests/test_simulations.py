@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from robustkernel.simulations import (
+from robustkernel.datasets import (
     central_subspace,
     make_kl_regression,
     make_kl_train_test,

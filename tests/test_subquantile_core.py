@@ -12,12 +12,12 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics.pairwise import rbf_kernel
 
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
-from robustkernel._losses import BinaryLogLoss, SoftmaxLoss, SquaredLoss
-from robustkernel._problem import Problem
-from robustkernel._solvers import _gradient
-from robustkernel._subset_fit import RidgeSubsetFitter
-from robustkernel._trimming import n_kept, subquantile
+from robustkernel._fractions import n_kept
+from robustkernel._kernel_model.losses import BinaryLogLoss, SoftmaxLoss, SquaredLoss
 from robustkernel.corruption import contaminated_split
+from robustkernel.subquantile._objective import Problem, subquantile
+from robustkernel.subquantile._refits import RidgeSubsetFitter
+from robustkernel.subquantile._solvers import _gradient
 
 
 @pytest.mark.parametrize(

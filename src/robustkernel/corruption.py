@@ -1,4 +1,4 @@
-"""Contamination models: corrupt a seeded eps-fraction of the training rows (SPEC section 3).
+"""Contamination models: corrupt a seeded eps-fraction of the training rows.
 
 Every model replaces the labels (and, for the ``*_feature`` kinds, scales the features) of a
 random subset of rows. The number of corrupted rows is ``floor(epsilon * n)`` (see
@@ -37,6 +37,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.validation import check_array, check_consistent_length, column_or_1d
+
+from ._fractions import rows_in_fraction
 
 Task = Literal["regression", "binary", "multiclass"]
 RandomStateLike = int | np.random.RandomState | None
@@ -334,7 +336,7 @@ def n_corrupted(n_samples: int, epsilon: float) -> int:
     m : int
         Number of rows to corrupt.
     """
-    return math.floor(round(epsilon * n_samples, 12))
+    return rows_in_fraction(epsilon, n_samples, rounding="down")
 
 
 def _check_target(y: np.ndarray, kind: str) -> None:
@@ -494,7 +496,8 @@ def contaminated_split(
 ) -> ContaminatedSplit:
     """Split, standardize with clean training statistics, and corrupt the training rows only.
 
-    The protocol of SPEC section 3-4: (1) a seeded train/test split (stratified for the
+    The protocol of the Subquantile papers' experiments (Rathnashyam and Gittens, Section 5):
+    (1) a seeded train/test split (stratified for the
     classification kinds); (2) standardize x -- and y for the regression kinds -- with the mean
     and standard deviation of the clean training rows, applied to both parts (class labels are
     never scaled); (3) corrupt ``floor(epsilon * n_train)`` training rows with :func:`corrupt`.

@@ -41,7 +41,7 @@ from numpy.typing import ArrayLike
 from sklearn.metrics import make_scorer
 from sklearn.utils.validation import check_consistent_length, column_or_1d
 
-from ._trimming import n_kept
+from ._fractions import n_kept
 
 DEFAULT_TRIM = 0.2
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import tempfile
 import warnings
 import zipfile
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 import joblib
 
 from . import __version__
+from ._atomic import atomic_path
 
 FORMAT = "robustkernel-model"
 # What unpickling (or unzipping) a file that is not a model can raise.
@@ -78,17 +78,11 @@ def save_model(model: Any, path: str | os.PathLike[str]) -> Path:
     """
     path = Path(path)
     payload = {"format": FORMAT, "version": __version__, "model": model}
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(handle)
-    try:
+    with atomic_path(path) as temporary:
         if _is_skops(path):
             _skops_io().dump(payload, temporary)
         else:
             joblib.dump(payload, temporary)
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)
     return path
 
 

@@ -11,7 +11,7 @@ from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
-from .._trimming import n_kept
+from .._fractions import n_kept
 from ._common import (
     KERNEL_CONSTRAINTS,
     KERNEL_PARAMETERS_DOC,
@@ -145,7 +145,7 @@ class CRRKernelRegressor(KernelBaselineRegressor):
                 stacklevel=2,
             )
         w, intercept = smoother.fit(y - b)
-        self._set_model(X, w, intercept)
+        self._set_dual_model(X, w, intercept)
         self.corruption_ = b
         self.inlier_mask_ = b == 0
         self.n_iter_ = n_iter

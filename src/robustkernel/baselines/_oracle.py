@@ -22,7 +22,7 @@ def _estimator_has(attr: str):
 
 
 class OracleERM(MetaEstimatorMixin, BaseEstimator):
-    """The ordinary fit of ``estimator`` on the rows known to be clean (paper 000's "Oracle ERM").
+    """The ordinary fit of ``estimator`` on the rows known to be clean ("Oracle ERM").
 
     The practical lower bound of the error under contamination: the same base learner as the
     robust methods, trained on the uncorrupted training rows only. Which rows are clean is data,

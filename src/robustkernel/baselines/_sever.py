@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import math
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
 from scipy.sparse.linalg import eigsh
-from sklearn.base import _fit_context
+from sklearn.base import _fit_context, is_classifier
 from sklearn.utils._param_validation import Interval
 
-from .._problem import Problem
-from .._subset_fit import LbfgsSubsetFitter, RidgeSubsetFitter
+from .._fractions import rows_in_fraction
+from ..subquantile._objective import Problem
+from ..subquantile._refits import LbfgsSubsetFitter, RidgeSubsetFitter
 from ._common import (
     KERNEL_CONSTRAINTS,
     KERNEL_PARAMETERS_DOC,
@@ -74,9 +74,9 @@ class _BaseSever(KernelBaseline):
         problem = Problem(
             K=K, Y=Y, loss=loss, alpha=float(self.alpha), k=n, fit_intercept=self.fit_intercept
         )
-        fitter = (LbfgsSubsetFitter if self._is_classifier else RidgeSubsetFitter)(problem)
+        fitter = (LbfgsSubsetFitter if is_classifier(self) else RidgeSubsetFitter)(problem)
         K_grad = K + 1.0 if self.fit_intercept else K  # the intercept's gradient coordinate
-        groups = [Y[:, 0] >= -np.inf] if not self._is_classifier else self._class_groups(Y)
+        groups = [Y[:, 0] >= -np.inf] if not is_classifier(self) else self._class_groups(Y)
         fraction = self._fraction()
         keep = np.ones(n, dtype=bool)
         removal_round = np.full(n, -1)
@@ -89,7 +89,7 @@ class _BaseSever(KernelBaseline):
             G = loss.gradient(K @ w + b, Y)
             for group in groups:
                 rows = np.flatnonzero(keep & group)
-                n_remove = min(math.ceil(round(fraction * rows.size, 12)), rows.size - 1)
+                n_remove = min(rows_in_fraction(fraction, rows.size), rows.size - 1)
                 if rows.size < 2 or n_remove <= 0:
                     continue
                 group_scores = sever_scores(K_grad[np.ix_(rows, rows)], G[rows])
@@ -98,7 +98,7 @@ class _BaseSever(KernelBaseline):
                 worst = rows[np.argsort(-group_scores, kind="stable")[:n_remove]]
                 keep[worst] = False
                 removal_round[worst] = round_
-        self._set_model(X, w, b)
+        self._set_dual_model(X, w, b)
         self.inlier_mask_ = keep
         self.removal_round_ = removal_round
         self.outlier_scores_ = scores
@@ -152,7 +152,7 @@ class SeverKernelRegressor(KernelBaselineRegressor, _BaseSever):
 
     Defaults follow the authors' public regression code: 4 rounds removing p = epsilon / 2 of
     the rows per round. The Subquantile paper's polynomial experiment used 16 rounds and
-    p = 0.02 (002, Table 1).
+    p = 0.02 (Rathnashyam and Gittens 2023, Table 1).
 
     Parameters
     ----------

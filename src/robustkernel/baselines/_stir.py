@@ -150,7 +150,7 @@ class STIRKernelRegressor(KernelBaselineRegressor):
                 ConvergenceWarning,
                 stacklevel=2,
             )
-        self._set_model(X, w, b)
+        self._set_dual_model(X, w, b)
         self.M_ = M
         self.n_iter_ = n_iter
         self.converged_ = converged

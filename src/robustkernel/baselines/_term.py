@@ -10,8 +10,8 @@ from scipy.special import softmax
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
-from .._kernels import top_eigenvalue
-from .._losses import Loss
+from .._kernel_model.kernels import top_eigenvalue
+from .._kernel_model.losses import Loss
 from ._common import (
     KERNEL_CONSTRAINTS,
     KERNEL_PARAMETERS_DOC,
@@ -97,7 +97,7 @@ class _BaseTilted(KernelBaseline):
         X, K, Y, loss = self._prepare(X, y)
         self.tilt_ = float(self._default_tilt if self.tilt is None else self.tilt)
         w, b = self._descend(K, Y, loss)
-        self._set_model(X, w, b)
+        self._set_dual_model(X, w, b)
         return self
 
     def _objective(self, loss: Loss, F: np.ndarray, Y: np.ndarray, w, Kw) -> tuple:

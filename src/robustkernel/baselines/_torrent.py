@@ -11,10 +11,10 @@ from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
-from .._losses import SquaredLoss
-from .._problem import Problem
-from .._solvers import gradient_method
-from .._trimming import n_kept
+from .._fractions import n_kept
+from .._kernel_model.losses import SquaredLoss
+from ..subquantile._objective import Problem
+from ..subquantile._solvers import gradient_method
 from ._common import KERNEL_CONSTRAINTS, KERNEL_PARAMETERS_DOC, KernelBaselineRegressor
 
 
@@ -29,8 +29,8 @@ class TorrentGDKernelRegressor(KernelBaselineRegressor):
     L = 2 lambda_max(K) + 2 alpha, and the unpenalized intercept set to its exact minimizer on S
     after each step: the core's ``gradient_method`` (solver "gd" of
     :class:`robustkernel.SubquantileKernelRegressor`, of which TORRENT-GD is the unconstrained
-    variant, paper 000 Section 2), started from f = 0 as in the paper. A linear kernel with
-    alpha -> 0 is the paper's algorithm (with a 1/L step).
+    variant, Rathnashyam and Gittens, Section 2), started from f = 0 as in the paper. A linear
+    kernel with alpha -> 0 is the paper's algorithm (with a 1/L step).
 
     Parameters
     ----------
@@ -146,7 +146,7 @@ class TorrentGDKernelRegressor(KernelBaselineRegressor):
                 ConvergenceWarning,
                 stacklevel=2,
             )
-        self._set_model(X, result.w, result.b)
+        self._set_dual_model(X, result.w, result.b)
         self.inlier_mask_ = result.evaluation.mask
         self.outlier_scores_ = result.evaluation.losses
         self.n_iter_ = result.n_iter

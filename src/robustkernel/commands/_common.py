@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
-import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,7 +20,9 @@ from typing import Any, NoReturn
 import pandas as pd
 from tqdm.auto import tqdm
 
-from .._tabular import DataError, Table
+from .. import _atomic
+from .._atomic import atomic_path
+from ._tabular import DataError, Table
 
 Handler = Callable[[argparse.Namespace], int]
 USAGE_ERROR = 2
@@ -76,41 +76,31 @@ def progress(total: int, description: str, quiet: bool) -> tqdm:
 
 @contextmanager
 def atomic_folder(destination: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary folder next to ``destination``, renamed to it when the block succeeds.
+    """:func:`robustkernel._atomic.atomic_folder` for ``--out``, with one-line errors.
 
     ``destination`` must not exist, or be an empty folder; its parent must exist. If the block
-    raises, the temporary folder is removed and ``destination`` is left as it was.
+    raises, ``destination`` is left as it was.
     """
     destination = Path(destination)
     if destination.exists() and (not destination.is_dir() or any(destination.iterdir())):
         raise DataError(f"--out {destination} already exists and is not an empty folder")
-    if not destination.parent.is_dir():
-        raise DataError(f"the folder {destination.parent} (parent of --out) does not exist")
-    temporary = Path(tempfile.mkdtemp(dir=destination.parent, prefix=f".{destination.name}."))
-    try:
+    _check_parent(destination)
+    with _atomic.atomic_folder(destination) as temporary:
         yield temporary
-        if destination.exists():
-            destination.rmdir()
-        temporary.rename(destination)
-    finally:
-        if temporary.exists():
-            shutil.rmtree(temporary)
 
 
 @contextmanager
 def atomic_file(destination: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path next to ``destination``, moved onto it when the block succeeds."""
     destination = Path(destination)
+    _check_parent(destination)
+    with atomic_path(destination) as temporary:
+        yield temporary
+
+
+def _check_parent(destination: Path) -> None:
     if not destination.parent.is_dir():
         raise DataError(f"the folder {destination.parent} (parent of --out) does not exist")
-    handle, name = tempfile.mkstemp(dir=destination.parent, prefix=f".{destination.name}.")
-    os.close(handle)
-    temporary = Path(name)
-    try:
-        yield temporary
-        temporary.replace(destination)
-    finally:
-        temporary.unlink(missing_ok=True)
 
 
 def prediction_frame(model: Any, table: Table) -> pd.DataFrame:

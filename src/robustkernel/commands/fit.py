@@ -19,13 +19,13 @@ from sklearn.metrics import accuracy_score, root_mean_squared_error
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import RobustScaler
 
-from .. import _cli_report as report
-from .._base import SOLVERS
-from .._kernels import KERNELS
-from .._tabular import Table, read_csv, training_table
+from .._kernel_model.kernels import KERNELS
 from ..persistence import save_model
 from ..subquantile import SubquantileKernelClassifier, SubquantileKernelRegressor
+from ..subquantile._base import SOLVERS
+from . import _fit_report as report
 from ._common import atomic_folder, guarded, prediction_frame, progress
+from ._tabular import Table, read_csv, training_table
 
 PROG = "robustkernel fit"
 MODEL_FILE = "model.joblib"

@@ -23,11 +23,11 @@ from sklearn.metrics import root_mean_squared_error
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from .. import _cli_report as report
-from .._tabular import read_csv, training_table
 from ..metric_kernel_ridge import MetricKernelRidge
 from ..persistence import save_model
+from . import _fit_report as report
 from ._common import atomic_folder, guarded, progress
+from ._tabular import read_csv, training_table
 from .fit import MODEL_FILE, positive_float
 
 PROG = "robustkernel learn-metric"
@@ -111,7 +111,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``learn-metric`` subcommand."""
     parser = subparsers.add_parser(
         "learn-metric",
-        help="learn which directions of the features matter (kernel learning, paper 003)",
+        help="learn which directions of the features matter (kernel ridge with a learned metric)",
         description=(
             "Fit kernel ridge regression with a learned metric Sigma to DATA.csv and write its "
             "rank, directions, the transformed rows and a report into DIR (new or empty)."

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from .._tabular import DataError, feature_table, read_csv
 from ..persistence import load_model
 from ._common import atomic_file, guarded, prediction_frame, progress
+from ._tabular import DataError, feature_table, read_csv
 
 PROG = "robustkernel predict"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .._parallel import BACKENDS, parallel_backend
 from ..reproduce import TABLES
+from ..reproduce._parallel import BACKENDS, parallel_backend
 from ..reproduce.subq_tables import criteria_report
 
 

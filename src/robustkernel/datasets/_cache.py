@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+
+from .._atomic import atomic_write
 
 DATA_ENV_VAR = "ROBUSTKERNEL_DATA"
 _TIMEOUT_S = 60.0
@@ -97,18 +98,6 @@ def _check_digest(data: bytes, expected: str, what: str) -> None:
         )
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
-
-
 def fetch_file(
     url: str,
     sha256: str,
@@ -152,5 +141,6 @@ def fetch_file(
         data = convert(data)
         if converted_sha256 is not None:
             _check_digest(data, converted_sha256, f"{path.name} converted from {url}")
-    _atomic_write(path, data)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, data)
     return path

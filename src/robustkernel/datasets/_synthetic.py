@@ -1,4 +1,8 @@
-"""Synthetic data: the polynomial regression problem of paper 002, Table 1."""
+"""Synthetic data: the polynomial regression problem of the Subquantile papers.
+
+Rathnashyam and Gittens, "Subquantile Minimization for Kernel Learning in the Huber
+eps-Contamination Model" (draft of 17 September 2023), Table 1.
+"""
 
 from __future__ import annotations
 
@@ -31,7 +35,8 @@ def make_polynomial_regression(
     y = sum_i a_i x^i + e with e ~ N(0, noise^2): ``noise`` is the **standard deviation** of the
     additive Gaussian noise.
 
-    This is the synthetic data set of paper 002, Table 1 (n = 1000, degree 3), which writes
+    This is the synthetic data set of Rathnashyam and Gittens (2023), Table 1 (n = 1000,
+    degree 3), which writes
     y ~ N(sum_i a_i x^i, 0.01). We read 0.01 as the standard deviation: the paper reports a test
     RMSE of 0.010 for Subquantile at every eps, which is the noise floor when the noise standard
     deviation is 0.01 (with a variance of 0.01 the floor would be 0.1). Those RMSEs are in the

@@ -40,8 +40,8 @@ from sklearn.model_selection import GridSearchCV, KFold
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
+from ..datasets import make_kl_train_test, subspace_distance
 from ..metric_kernel_ridge import metric_kernel_ridge_path
-from ..simulations import make_kl_train_test, subspace_distance
 
 __all__ = ["CLAIMS", "KL_TABLES", "KLClaim", "KLSetting", "run_kl_claim"]
 

@@ -23,9 +23,9 @@ together and kept each other out).
 
 The rule reads every residual beyond the cutoff as contamination, so it needs the fit's bias to
 be small next to the noise. A ridge penalty far too strong for the noise level (e.g. alpha = 1 on
-paper 002's cubic polynomial problem, noise sd 0.1 on a target of sd ~10) leaves a systematic
-misfit at the edges of the data, and clean edge rows are flagged (epsilon_ 0.14 at eps = 0);
-with alpha = 0.01 the same problem gives epsilon_ = eps exactly for eps in {0, 0.1, 0.3}.
+the Subquantile papers' cubic polynomial problem, noise sd 0.1 on a target of sd ~10) leaves a
+systematic misfit at the edges of the data, and clean edge rows are flagged (epsilon_ 0.14 at
+eps = 0); with alpha = 0.01 the same problem gives epsilon_ = eps exactly for eps in {0, 0.1, 0.3}.
 
 Classification: a row is flagged when the fit gives its observed label a probability below
 ``CLASSIFICATION_PROBABILITY`` (0.2; loss above log 5). A flipped label deep inside the other
@@ -44,7 +44,7 @@ from scipy.linalg import cho_factor, cho_solve
 from scipy.stats import chi2
 
 from ._features import row_chunks
-from ._problem import Evaluation, FeatureProblem, Problem
+from ._objective import Evaluation, FeatureProblem, Problem
 
 REGRESSION_START = 0.4
 CLASSIFICATION_START = 0.4

@@ -1,4 +1,4 @@
-"""Kernel ridge regression with a learned metric ``Sigma`` (paper 003, SPEC section 2).
+"""Kernel ridge regression with a learned metric ``Sigma`` (Chen, Li, Liu and Ruan, 2023).
 
 The kernel ``k_Sigma(x, x') = phi(||x - x'||^2_Sigma)`` carries a PSD matrix ``Sigma`` learned by
 projected gradient descent on ``J_n(Sigma)``, the kernel ridge objective minimized over the
@@ -29,7 +29,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from ._metric_objective import (
+from ._objective import (
     DEFAULT_INNER_PRODUCT_BOUND,
     DISTANCE_KERNELS,
     INNER_PRODUCT_KERNELS,
@@ -52,7 +52,8 @@ class MetricKernelRidge(
 
     Solves ``min_{f, gamma, Sigma PSD} (1/2n) sum_i (y_i - f(x_i) - gamma)^2 + (lam/2) ||f||^2``
     over the RKHS of ``k_Sigma(x, x') = phi(||x - x'||^2_Sigma)``, ``||v||^2_Sigma = v^T Sigma v``
-    (paper 003, eq. (1.2)). For fixed ``Sigma`` the inner problem is solved in closed form; the
+    (Chen, Li, Liu and Ruan 2023, eq. (1.2)). For fixed ``Sigma`` the inner problem is solved in
+    closed form; the
     reduced objective ``J_n(Sigma)`` is minimized by projected gradient descent on the PSD cone
     with Armijo backtracking, started at ``Sigma = I / p``. No rank penalty is used, yet the
     solution is typically exactly low rank; ``transform`` projects on its column space.

@@ -14,11 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._problem import Evaluation, FeatureProblem, Problem
-from ._trimming import smooth_weights
+from ._objective import Coefficients, Evaluation, FeatureProblem, Problem, smooth_weights
 
-Coefficients = tuple[np.ndarray, np.ndarray]
-SubsetFit = Callable[[np.ndarray, np.ndarray, np.ndarray], Coefficients]
+Refit = Callable[[np.ndarray, np.ndarray, np.ndarray], Coefficients]
+"""``fit_subset(mask, w0, b0)``: the minimizer on the kept rows under the problem's constraint."""
 Progress = Callable[[int, float], None]
 
 
@@ -37,7 +36,7 @@ class SolverResult:
 def initial_coefficients(
     problem: Problem | FeatureProblem,
     init: str | np.ndarray,
-    fit_subset: SubsetFit,
+    fit_subset: Refit,
     random_state: int | np.random.RandomState | None,
 ) -> Coefficients:
     """Starting point: ``"erm"`` (fit on all rows), ``"zeros"``, ``"glorot"`` or given w."""
@@ -61,7 +60,7 @@ def initial_coefficients(
 
 def alternating(
     problem: Problem | FeatureProblem,
-    fit_subset: SubsetFit,
+    fit_subset: Refit,
     w: np.ndarray,
     b: np.ndarray,
     max_iter: int,

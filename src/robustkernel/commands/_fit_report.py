@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ._report import markdown_table
+from .._report import markdown_table
 
 
 def key_value_table(values: Mapping[str, object]) -> str:

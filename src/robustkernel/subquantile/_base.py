@@ -11,27 +11,28 @@ from types import ModuleType
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, is_classifier
+from sklearn.base import TransformerMixin, is_classifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
+from .._fractions import n_kept
+from .._kernel_model.estimator import KERNEL_CONSTRAINTS, KernelModel
+from .._kernel_model.kernels import compute_kernel
+from .._kernel_model.losses import Loss
 from . import _auto_epsilon
 from ._features import APPROXIMATIONS, fit_feature_map, predict_in_chunks, transform_in_chunks
-from ._kernels import KERNELS, compute_kernel, kernel_params
-from ._losses import Loss
-from ._problem import Evaluation, FeatureProblem, Problem
+from ._objective import Evaluation, FeatureProblem, Problem
+from ._refits import fit_in_ball
 from ._solvers import SolverResult, alternating, gradient_method, initial_coefficients
-from ._subset_fit import fit_in_ball
-from ._trimming import n_kept
 
 SOLVERS = ("alternating", "gd", "momentum", "nesterov")
 DEFAULT_MAX_ITER = {"alternating": 100, "gd": 1000, "momentum": 1000, "nesterov": 1000}
 
 
-class BaseSubquantile(BaseEstimator):
+class BaseSubquantile(KernelModel):
     """Kernel model fitted on the (1 - epsilon) fraction of rows it explains best.
 
     Subclasses choose the loss, encode the target and set ``_subset_fitter`` (exact kernel
@@ -39,17 +40,11 @@ class BaseSubquantile(BaseEstimator):
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **KERNEL_CONSTRAINTS,
         "epsilon": [Interval(Real, 0.0, 0.5, closed="left"), StrOptions({"auto"})],
-        "alpha": [Interval(Real, 0.0, None, closed="neither")],
-        "kernel": [StrOptions(set(KERNELS)), callable],
-        "gamma": [Interval(Real, 0.0, None, closed="left"), None],
-        "degree": [Interval(Real, 0.0, None, closed="left")],
-        "coef0": [Real],
-        "kernel_params": [dict, None],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "approximation": [StrOptions(set(APPROXIMATIONS))],
         "dtype": [StrOptions({"float64", "float32"}), Options(type, {np.float64, np.float32})],
-        "fit_intercept": ["boolean"],
         "solver": [StrOptions(set(SOLVERS))],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0.0, None, closed="left")],
@@ -69,7 +64,6 @@ class BaseSubquantile(BaseEstimator):
     _feature_subset_fitter: ClassVar[type]
     _outlier_flags: ClassVar[Callable[[Problem, Evaluation], np.ndarray]]
     _auto_start: ClassVar[Callable[[np.ndarray], float]]
-    _y_numeric: ClassVar[bool]
 
     def __init__(
         self,
@@ -126,21 +120,7 @@ class BaseSubquantile(BaseEstimator):
         self.verbose = verbose
         self.device = device
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags
-
     # -- fitting -----------------------------------------------------------------------------
-
-    def _validate_training_data(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
-        """sklearn's validation, plus the square-matrix rule of a precomputed kernel."""
-        X, y = validate_data(self, X, y, multi_output=True, y_numeric=self._y_numeric)
-        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
-            raise ValueError(
-                f'kernel="precomputed" needs a square n x n kernel matrix at fit, got {X.shape}.'
-            )
-        return X, y
 
     def _check_solver_options(self) -> None:
         if self.smoothing is not None and self.solver == "alternating":
@@ -209,7 +189,7 @@ class BaseSubquantile(BaseEstimator):
 
         Returns the problem and the fitted feature map (None for the exact kernel model).
         """
-        params = kernel_params(self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params)
+        params = self._kernel_parameters()
         start = type(self)._auto_start(Y) if self.epsilon == "auto" else self.epsilon
         common = {
             "Y": Y,
@@ -297,18 +277,14 @@ class BaseSubquantile(BaseEstimator):
         result: SolverResult,
         feature_map: TransformerMixin | None,
     ) -> None:
-        single = problem.n_outputs == 1 and self._single_output
         evaluation = result.evaluation
-        coefficients = result.w.ravel() if single else result.w
         for stale in ("X_fit_", "dual_coef_", "feature_map_", "coef_"):
             self.__dict__.pop(stale, None)
         if feature_map is None:
-            self.X_fit_ = X
-            self.dual_coef_ = coefficients
+            self._set_dual_model(X, result.w, result.b)
         else:
             self.feature_map_ = feature_map
-            self.coef_ = coefficients
-        self.intercept_ = float(result.b[0]) if single else result.b
+            self.coef_, self.intercept_ = self._output_shapes(result.w, result.b)
         self.inlier_mask_ = evaluation.mask
         self.outlier_scores_ = evaluation.losses
         self.threshold_ = evaluation.threshold
@@ -319,16 +295,13 @@ class BaseSubquantile(BaseEstimator):
     # -- prediction --------------------------------------------------------------------------
 
     def _decision(self, X: Any) -> np.ndarray:
-        """Model outputs f(X), shape (n_samples, n_outputs)."""
+        """Model outputs f(X), shape (n_samples, n_outputs): exact kernel or features."""
+        if not hasattr(self, "feature_map_"):
+            return super()._decision(X)
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
-        if hasattr(self, "feature_map_"):
-            coef = self.coef_.reshape(self.coef_.shape[0], -1)
-            return predict_in_chunks(self.feature_map_, X, coef) + np.atleast_1d(self.intercept_)
-        params = kernel_params(self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params)
-        K = compute_kernel(X, self.X_fit_, self.kernel, params)
-        w = self.dual_coef_.reshape(self.X_fit_.shape[0], -1)
-        return K @ w + np.atleast_1d(self.intercept_)
+        coef = self.coef_.reshape(self.coef_.shape[0], -1)
+        return predict_in_chunks(self.feature_map_, X, coef) + np.atleast_1d(self.intercept_)
 
 
 def _load_torch_backend() -> ModuleType:

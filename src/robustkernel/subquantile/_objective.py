@@ -17,11 +17,30 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
+from scipy.special import expit
 
+from .._kernel_model.kernels import top_eigenvalue
+from .._kernel_model.losses import Loss
 from ._features import chunked_product, chunked_transpose_product
-from ._kernels import top_eigenvalue
-from ._losses import Loss
-from ._trimming import subquantile
+
+Coefficients = tuple[np.ndarray, np.ndarray]
+"""Dual coefficients (or feature weights) w of shape (n, C) and intercept b of shape (C,)."""
+
+
+def subquantile(losses: np.ndarray, k: int) -> tuple[np.ndarray, float]:
+    """Mask of the k rows with the smallest loss (ties broken by row index) and the threshold.
+
+    The threshold is the k-th smallest loss: the maximizing t of the papers' g(t, f).
+    """
+    order = np.argsort(losses, kind="stable")
+    mask = np.zeros(losses.shape[0], dtype=bool)
+    mask[order[:k]] = True
+    return mask, float(losses[order[k - 1]])
+
+
+def smooth_weights(losses: np.ndarray, threshold: float, smoothing: float) -> np.ndarray:
+    """Softplus-smoothed membership sigma(s (t - l_i)) of each row in the subquantile."""
+    return expit(smoothing * (threshold - losses))
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Simulated regression data of paper 003, Section 7.1 (kernel learning with a learned metric).
+"""Simulated regression data of Chen, Li, Liu and Ruan (2023), Section 7.1 (learned metric).
 
 ``Y = f(X) + eps`` with ``eps ~ N(0, noise^2)`` independent of ``X``. The regression functions
 (a)-(e) depend on ``X`` through a few linear projections only; `central_subspace` returns an
@@ -93,7 +93,7 @@ def _check_function(f: str, p: int | None = None) -> str:
 
 
 def regression_function(f: str) -> Callable[[np.ndarray], np.ndarray]:
-    """The regression function ``f`` of paper 003, Section 7.1.
+    """The regression function ``f`` of Chen, Li, Liu and Ruan (2023), Section 7.1.
 
     Parameters
     ----------
@@ -213,7 +213,7 @@ def make_kl_regression(
     prob: float = 0.5,
     random_state: int | np.random.RandomState | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Sample ``(X, y)`` with ``y = f(X) + N(0, noise^2)`` as in paper 003, Section 7.1.
+    """Sample ``(X, y)``, ``y = f(X) + N(0, noise^2)``, as in Chen, Li, Liu and Ruan (2023), 7.1.
 
     Parameters
     ----------

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-from sklearn.base import ClassifierMixin, RegressorMixin, _fit_context
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import column_or_1d
+from sklearn.base import ClassifierMixin, _fit_context
 
+from .._kernel_model.estimator import KernelRegressorMixin, LogitClassifierMixin
 from ._auto_epsilon import (
     classification_flags,
     classification_start,
@@ -16,9 +14,7 @@ from ._auto_epsilon import (
     regression_start,
 )
 from ._base import BaseSubquantile
-from ._logit_outputs import LogitClassifierMixin
-from ._losses import BinaryLogLoss, SoftmaxLoss, SquaredLoss
-from ._subset_fit import FeatureRidgeSubsetFitter, LbfgsSubsetFitter, RidgeSubsetFitter
+from ._refits import FeatureRidgeSubsetFitter, LbfgsSubsetFitter, RidgeSubsetFitter
 
 _PARAMETERS_DOC = """
     Parameters
@@ -149,7 +145,7 @@ _ATTRIBUTES_DOC = """
 """
 
 
-class SubquantileKernelRegressor(RegressorMixin, BaseSubquantile):
+class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
     __doc__ = (
         """Kernel ridge regression fitted on the (1 - epsilon) subquantile of squared errors.
 
@@ -181,7 +177,6 @@ class SubquantileKernelRegressor(RegressorMixin, BaseSubquantile):
     _feature_subset_fitter = FeatureRidgeSubsetFitter
     _outlier_flags = staticmethod(regression_flags)
     _auto_start = staticmethod(regression_start)
-    _y_numeric = True
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> SubquantileKernelRegressor:
@@ -200,26 +195,8 @@ class SubquantileKernelRegressor(RegressorMixin, BaseSubquantile):
             The fitted estimator.
         """
         X, y = self._validate_training_data(X, y)
-        y = np.asarray(y, dtype=float)
-        self._single_output = y.ndim == 1
-        self._fit_coefficients(X, y.reshape(y.shape[0], -1), SquaredLoss())
+        self._fit_coefficients(X, *self._encode_target(y))
         return self
-
-    def predict(self, X: Any) -> np.ndarray:
-        """Predict targets.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples, or the n_samples x n_train kernel matrix for kernel="precomputed".
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-            Predictions.
-        """
-        F = self._decision(X)
-        return F.ravel() if self._single_output else F
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -264,7 +241,6 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
     _feature_subset_fitter = LbfgsSubsetFitter
     _outlier_flags = staticmethod(classification_flags)
     _auto_start = staticmethod(classification_start)
-    _y_numeric = False
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> SubquantileKernelClassifier:
@@ -283,19 +259,5 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
             The fitted estimator.
         """
         X, y = self._validate_training_data(X, y)
-        y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
-        self.classes_, encoded = np.unique(y, return_inverse=True)
-        n_classes = self.classes_.size
-        if n_classes < 2:
-            raise ValueError(
-                "SubquantileKernelClassifier needs samples of at least 2 classes; "
-                f"the data contains only one class: {self.classes_[0]!r}."
-            )
-        self._single_output = n_classes == 2
-        if n_classes == 2:
-            Y, loss = encoded.astype(float)[:, None], BinaryLogLoss()
-        else:
-            Y, loss = np.eye(n_classes)[encoded], SoftmaxLoss()
-        self._fit_coefficients(X, Y, loss)
+        self._fit_coefficients(X, *self._encode_target(y))
         return self

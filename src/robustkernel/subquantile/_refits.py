@@ -26,9 +26,8 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve, solve, solve_triang
 from scipy.optimize import brentq, minimize
 
 from ._features import row_chunks
-from ._problem import FeatureProblem, Problem
+from ._objective import Coefficients, FeatureProblem, Problem
 
-Coefficients = tuple[np.ndarray, np.ndarray]
 _AMORTIZED_ITERATIONS = 3
 
 
@@ -268,11 +267,12 @@ class LbfgsSubsetFitter:
         return unpack(best)
 
 
-SubsetFit = Callable[[np.ndarray, np.ndarray, np.ndarray, float], Coefficients]
+PenalizedRefit = Callable[[np.ndarray, np.ndarray, np.ndarray, float], Coefficients]
+"""``fit(mask, w0, b0, alpha)`` of a subset fitter: the minimizer on the kept rows at alpha."""
 
 
 def fit_in_ball(
-    fit: SubsetFit,
+    fit: PenalizedRefit,
     problem: Problem | FeatureProblem,
     mask: np.ndarray,
     w0: np.ndarray,

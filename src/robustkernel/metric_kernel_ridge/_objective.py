@@ -1,7 +1,7 @@
 """Kernel families, objective J_n, its gradient and the projections for `MetricKernelRidge`.
 
-Notation (SPEC section 2, paper 003 eq. (1.5)). For a PSD matrix ``Sigma`` (p x p) and a kernel
-``k_Sigma`` the kernel-learning objective is
+Notation of Chen, Li, Liu and Ruan (2023), eq. (1.5). For a PSD matrix ``Sigma`` (p x p) and a
+kernel ``k_Sigma`` the kernel-learning objective is
 
     J_n(Sigma) = min_{a, gamma} (1/2n) ||y - K a - gamma 1||^2 + (lam/2) a^T K a
                = (lam/2) (H y)^T (K_c + n lam I)^{-1} (H y),
@@ -247,7 +247,7 @@ def inner_solution(
 def objective(
     X: np.ndarray, y: np.ndarray, Sigma: np.ndarray, lam: float, family: KernelFamily
 ) -> float:
-    """``J_n(Sigma)``, eq. (1.5) of paper 003."""
+    """``J_n(Sigma)``, eq. (1.5) of Chen, Li, Liu and Ruan (2023)."""
     return inner_solution(X, y, Sigma, lam, family).objective
 
 
@@ -421,7 +421,7 @@ def projected_gradient_descent(
 
     Every iteration starts at ``eta = lr`` and multiplies it by ``beta`` until
     ``J(P(Sigma - eta G)) <= J(Sigma) - armijo_c * eta * ||G_p||_F^2`` with ``G_p`` the gradient
-    compressed to the current column space of ``Sigma`` (paper 003, Section 7.1; SPEC section 2).
+    compressed to the current column space of ``Sigma`` (Chen, Li, Liu and Ruan 2023, Section 7.1).
     Stops when ``||Sigma_t - Sigma_{t-w}||_F / (eta_{t-w+1} + ... + eta_t) < tol`` with
     ``w = window`` (``w = 1``: the paper's ``||Sigma+ - Sigma||_F / eta < tol``), when no step above
     ``min_step`` decreases ``J``, or after ``max_iter`` steps. A ``(p,)`` ``Sigma0`` means a

@@ -24,10 +24,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._problem import Problem
-from ._subset_fit import (
+from ._objective import Coefficients, Problem
+from ._refits import (
     NOT_PSD,
-    Coefficients,
     LbfgsSubsetFitter,
     RidgeSubsetFitter,
     jitters,

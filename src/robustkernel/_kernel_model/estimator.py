@@ -1,0 +1,205 @@
+"""The estimator plumbing shared by every kernel model of the library.
+
+A kernel model is f(x) = sum_j w_j k(x_j, x) + b with the kernel arguments of scikit-learn's
+KernelRidge (alpha, kernel, gamma, degree, coef0, kernel_params) and an optional unpenalized
+intercept. :class:`KernelModel` validates the training data, encodes the target (a real column per
+output for regression; a {0, 1} column for two classes, one-hot rows for more) together with its
+loss, stores the dual coefficients and predicts f(X). :class:`KernelRegressorMixin` and
+:class:`LogitClassifierMixin` turn f(X) into predictions. The SubQ estimators
+(:mod:`robustkernel.subquantile`) and the baselines (:mod:`robustkernel.baselines`) build on it.
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy.special import expit, softmax
+from sklearn.base import BaseEstimator, RegressorMixin, is_classifier
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+
+from .kernels import KERNELS, compute_kernel, kernel_params
+from .losses import BinaryLogLoss, Loss, SoftmaxLoss, SquaredLoss
+
+KERNEL_CONSTRAINTS: dict[str, list[Any]] = {
+    "alpha": [Interval(Real, 0.0, None, closed="neither")],
+    "kernel": [StrOptions(set(KERNELS)), callable],
+    "gamma": [Interval(Real, 0.0, None, closed="left"), None],
+    "degree": [Interval(Real, 0.0, None, closed="left")],
+    "coef0": [Real],
+    "kernel_params": [dict, None],
+    "fit_intercept": ["boolean"],
+}
+
+
+class KernelModel(BaseEstimator):
+    """Base of the kernel estimators: validation, target encoding, the kernel, prediction.
+
+    Subclasses write their own ``__init__`` (scikit-learn reads the parameters from its
+    signature) with at least the keys of :data:`KERNEL_CONSTRAINTS`, and call
+    :meth:`_validate_training_data` and :meth:`_encode_target` in ``fit``.
+    """
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = dict(KERNEL_CONSTRAINTS)
+    _single_output: bool
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
+    def _kernel(self, X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
+        """The kernel matrix k(X, Y) (k(X, X) for Y=None) of this estimator's kernel."""
+        return compute_kernel(X, Y, self.kernel, self._kernel_parameters())
+
+    def _kernel_parameters(self) -> dict[str, Any]:
+        return kernel_params(self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params)
+
+    def _validate_training_data(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+        """scikit-learn's validation, plus the square-matrix rule of a precomputed kernel."""
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            multi_output=self.__sklearn_tags__().target_tags.multi_output,
+            y_numeric=not is_classifier(self),
+        )
+        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
+            raise ValueError(
+                f'kernel="precomputed" needs a square n x n kernel matrix at fit, got {X.shape}.'
+            )
+        return X, y
+
+    def _encode_target(self, y: np.ndarray) -> tuple[np.ndarray, Loss]:
+        """The targets as an (n_samples, n_outputs) float array, and the loss that fits them.
+
+        Regressors: one column per target, squared loss. Classifiers (sets ``classes_``): two
+        classes as a {0, 1} column (binary cross-entropy on logits), more as one-hot rows
+        (softmax cross-entropy).
+        """
+        if not is_classifier(self):
+            self._single_output = y.ndim == 1
+            return np.asarray(y, dtype=float).reshape(y.shape[0], -1), SquaredLoss()
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        self.classes_, encoded = np.unique(y, return_inverse=True)
+        n_classes = self.classes_.size
+        if n_classes < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs samples of at least 2 classes; the data "
+                f"contains only one class: {self.classes_[0]!r}."
+            )
+        self._single_output = n_classes == 2
+        if n_classes == 2:
+            return encoded.astype(float)[:, None], BinaryLogLoss()
+        return np.eye(n_classes)[encoded], SoftmaxLoss()
+
+    def _output_shapes(
+        self, w: np.ndarray, b: np.ndarray
+    ) -> tuple[np.ndarray, float | np.ndarray]:
+        """Coefficients (n, C) and intercept (C,) as stored: 1-D and a float for one output."""
+        w = np.asarray(w, dtype=float).reshape(w.shape[0], -1)
+        b = np.atleast_1d(np.asarray(b, dtype=float))
+        if w.shape[1] == 1 and self._single_output:
+            return w.ravel(), float(b[0])
+        return w, b
+
+    def _set_dual_model(self, X: np.ndarray, w: np.ndarray, b: np.ndarray) -> None:
+        """Store the exact kernel model: ``X_fit_``, ``dual_coef_`` and ``intercept_``."""
+        self.X_fit_ = X
+        self.dual_coef_, self.intercept_ = self._output_shapes(w, b)
+
+    def _decision(self, X: Any) -> np.ndarray:
+        """Model outputs f(X), shape (n_samples, n_outputs)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        w = self.dual_coef_.reshape(self.X_fit_.shape[0], -1)
+        return self._kernel(X, self.X_fit_) @ w + np.atleast_1d(self.intercept_)
+
+
+class KernelRegressorMixin(RegressorMixin):
+    """``predict`` of a kernel regressor: f(X), 1-D for a single target."""
+
+    _single_output: bool
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predict targets.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples, or the n_samples x n_train kernel matrix for kernel="precomputed".
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            Predictions.
+        """
+        F = self._decision(X)
+        return F.ravel() if self._single_output else F
+
+
+class LogitClassifierMixin:
+    """``decision_function``, ``predict_proba`` and ``predict`` from the model's logits.
+
+    The host class provides ``classes_`` and ``_decision(X)``, the logits of shape
+    (n_samples, 1) for two classes (binary cross-entropy) or (n_samples, n_classes) for more
+    (softmax cross-entropy).
+    """
+
+    classes_: np.ndarray
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Logits f(x): shape (n_samples,) for two classes, (n_samples, n_classes) otherwise.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples, or the n_samples x n_train kernel matrix for kernel="precomputed".
+
+        Returns
+        -------
+        scores : ndarray
+            Positive values favour ``classes_[1]`` in the binary case.
+        """
+        F = self._decision(X)
+        return F.ravel() if F.shape[1] == 1 else F
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities (sigmoid or softmax of the logits).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probabilities in the order of ``classes_``.
+        """
+        F = self._decision(X)
+        if F.shape[1] == 1:
+            positive = expit(F[:, 0])
+            return np.column_stack([1.0 - positive, positive])
+        return softmax(F, axis=1)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Most probable class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
+        F = self._decision(X)
+        index = (F[:, 0] > 0).astype(int) if F.shape[1] == 1 else np.argmax(F, axis=1)
+        return self.classes_[index]

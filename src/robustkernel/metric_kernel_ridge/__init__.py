@@ -1,0 +1,8 @@
+"""Kernel ridge regression with a learned metric: the estimator, its lambda path and objective.
+
+``docs/architecture.md`` describes the modules of this engine.
+"""
+
+from ._estimator import MetricKernelRidge, MetricKernelRidgePath, metric_kernel_ridge_path
+
+__all__ = ["MetricKernelRidge", "MetricKernelRidgePath", "metric_kernel_ridge_path"]
