@@ -1,4 +1,4 @@
-"""Smoke tests of the paper 003 reproduction runner (tiny settings)."""
+"""Smoke tests of the learned-metric reproduction runner (tiny settings)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def test_run_kl_claim_writes_csv_figures_and_table(tmp_path):
     assert frame["test_rmse"].notna().all() and frame["krr_cv_test_rmse"].notna().all()
     assert paths["probability_png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     text = paths["table"].read_text()
-    assert "R = 2" in text and "||P_hat - P_S*||_F" in text
+    assert "R = 2" in text and r"\|\|P_hat - P_S*\|\|_F" in text  # pipes escaped in Markdown
 
 
 def test_summary_table_counts_rank_events():
@@ -66,13 +66,13 @@ def test_registry_and_bad_claim(tmp_path):
 def test_rerun_resumes_from_cache_and_only_computes_new_repetitions(tmp_path, monkeypatch):
     options = {"lambdas": [0.3], "out_dir": tmp_path, "progress": False, "n": 40, "p": 5}
     first = pd.read_csv(run_kl_claim(4, repetitions=1, max_iter=5, **options)["csv"])
-    assert len(list((tmp_path / ".cache").glob("*.json"))) == 1
+    assert len(list((tmp_path / ".cache" / "kl-claim4").glob("*.json"))) == 1
     calls = []
     original = kl_claims._run_one
 
-    def counting(*task):
-        calls.append(task[4])  # the repetition
-        return original(*task)
+    def counting(key, **inputs):
+        calls.append(key["repetition"])
+        return original(key, **inputs)
 
     monkeypatch.setattr(kl_claims, "_run_one", counting)
     again = pd.read_csv(run_kl_claim(4, repetitions=2, max_iter=5, **options)["csv"])

@@ -16,6 +16,13 @@ def test_markdown_table_escapes_pipes_and_keeps_rows():
     assert "x\\|y" in lines[2]
 
 
+def test_markdown_table_escapes_pipes_in_the_header():
+    text = markdown_table(pd.DataFrame({"||P - Q||_F": [0.5]}))
+    header = text.splitlines()[0]
+    assert header == "| \\|\\|P - Q\\|\\|_F |"
+    assert header.replace("\\|", "").count("|") == 2  # one column: only the outer pipes
+
+
 def test_replace_markdown_section_replaces_only_its_own_section(tmp_path):
     path = tmp_path / "BENCH.md"
     replace_markdown_section(path, "## A", "## A\n\none\n")

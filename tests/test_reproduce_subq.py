@@ -13,11 +13,12 @@ from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel.cli import main
 from robustkernel.corruption import contaminated_split
 from robustkernel.datasets import make_polynomial_regression
-from robustkernel.reproduce import TABLES, subq_tables
+from robustkernel.reproduce import TABLES
 from robustkernel.reproduce.subq_figures import run_momentum_figure
 from robustkernel.reproduce.subq_tables import (
     ALPHA_GRID,
     TABLE_SPECS,
+    _runner,
     cell_summary,
     clean_data_alpha,
     criteria_report,
@@ -85,13 +86,13 @@ def test_resume_runs_only_missing_runs(poly_run, monkeypatch):
     out, paths = poly_run
     before = pd.read_csv(paths["csv"])
     calls = []
-    original = subq_tables._run_one
+    original = _runner._run_one
 
     def counting(key, **kwargs):
         calls.append(key)
         return original(key, **kwargs)
 
-    monkeypatch.setattr(subq_tables, "_run_one", counting)
+    monkeypatch.setattr(_runner, "_run_one", counting)
     run_subq_table(POLY, out_dir=out, **SMALL)
     assert calls == []  # everything cached
     victim = sorted((out / ".cache" / POLY).glob("subq-oblivious-0.2-0-*.json"))

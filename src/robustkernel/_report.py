@@ -11,7 +11,7 @@ import pandas as pd
 
 def markdown_table(frame: pd.DataFrame) -> str:
     """GitHub-flavoured Markdown table of ``frame`` (index dropped), without extra dependencies."""
-    header = [str(column) for column in frame.columns]
+    header = [_cell(column) for column in frame.columns]
     rows = [[_cell(value) for value in row] for row in frame.itertuples(index=False)]
     lines = [
         "| " + " | ".join(header) + " |",

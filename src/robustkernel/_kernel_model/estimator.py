@@ -97,9 +97,7 @@ class KernelModel(BaseEstimator):
             return encoded.astype(float)[:, None], BinaryLogLoss()
         return np.eye(n_classes)[encoded], SoftmaxLoss()
 
-    def _output_shapes(
-        self, w: np.ndarray, b: np.ndarray
-    ) -> tuple[np.ndarray, float | np.ndarray]:
+    def _output_shapes(self, w: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float | np.ndarray]:
         """Coefficients (n, C) and intercept (C,) as stored: 1-D and a float for one output."""
         w = np.asarray(w, dtype=float).reshape(w.shape[0], -1)
         b = np.atleast_1d(np.asarray(b, dtype=float))

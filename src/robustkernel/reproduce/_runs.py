@@ -1,9 +1,10 @@
 """Run many independent experiment runs in parallel, caching each finished run on disk.
 
 A run is a JSON-serializable ``key`` (a dict naming, e.g., method, corruption, eps and seed) and a
-picklable function ``run(key) -> dict`` returning the run's result row. Each finished row is
-written at once to ``<cache_dir>/<slug>-<hash>.json`` (atomically), so an interrupted table
-resumes where it stopped; the hash covers the key and a ``fingerprint`` of everything else that
+picklable function ``run(key)`` returning the run's result row (a dict), or several rows (a list
+of dicts, e.g. one per point of a regularization path). Each finished result is written at once
+to ``<cache_dir>/<slug>-<hash>.json`` (atomically), so an interrupted table resumes where it
+stopped; the hash covers the key and a ``fingerprint`` of everything else that
 determines the result (hyper-parameters), so a changed setting is never served from the cache.
 
 Parallelism is joblib's: processes on this machine ("loky") by default; any joblib backend
@@ -25,6 +26,8 @@ from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
+from .._atomic import atomic_write
+
 Key = dict[str, Any]
 Row = dict[str, Any]
 
@@ -37,13 +40,13 @@ def cache_path(cache_dir: Path, key: Key, fingerprint: str = "") -> Path:
     return cache_dir / f"{slug}-{digest}.json"
 
 
-def _single_threaded(run: Callable[[Key], Row], key: Key) -> Row:
+def _single_threaded(run: Callable[[Key], Row | list[Row]], key: Key) -> Row | list[Row]:
     with threadpool_limits(limits=1):
         return run(key)
 
 
 def run_cached(
-    run: Callable[[Key], Row],
+    run: Callable[[Key], Row | list[Row]],
     keys: Sequence[Key],
     cache_dir: str | Path,
     *,
@@ -58,8 +61,9 @@ def run_cached(
     Parameters
     ----------
     run : callable
-        ``run(key)`` returns a dict of JSON-serializable values; it must be picklable (a
-        module-level function or a ``functools.partial`` of one) for the process backends.
+        ``run(key)`` returns a dict of JSON-serializable values, or a list of such dicts; it must
+        be picklable (a module-level function or a ``functools.partial`` of one) for the process
+        backends.
     keys : sequence of dict
         The runs, each a JSON-serializable dict.
     cache_dir : str or Path
@@ -79,25 +83,28 @@ def run_cached(
     Returns
     -------
     frame : DataFrame
-        One row per key, in the order of ``keys``: the key's fields, then the run's fields.
+        The rows of every key, in the order of ``keys``: the key's fields, then the run's.
     """
     cache_dir = Path(cache_dir)
     cache_dir.mkdir(parents=True, exist_ok=True)
     paths = [cache_path(cache_dir, key, fingerprint) for key in keys]
-    rows: list[Row | None] = [
+    results: list[Row | list[Row] | None] = [
         json.loads(path.read_text()) if path.exists() else None for path in paths
     ]
-    todo = [index for index, row in enumerate(rows) if row is None]
+    todo = [index for index, rows in enumerate(results) if rows is None]
     with tqdm(total=len(keys), desc=description, disable=not progress) as bar:
         bar.update(len(keys) - len(todo))
         if todo:
             parallel = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator")
-            results = parallel(delayed(_single_threaded)(run, keys[index]) for index in todo)
-            for index, row in zip(todo, results, strict=True):
-                row = {**keys[index], **row}
-                temporary = paths[index].with_suffix(".tmp")
-                temporary.write_text(json.dumps(row))
-                temporary.replace(paths[index])  # atomic: never a truncated cache entry
-                rows[index] = row
+            outputs = parallel(delayed(_single_threaded)(run, keys[index]) for index in todo)
+            for index, output in zip(todo, outputs, strict=True):
+                rows = [{**keys[index], **row} for row in _as_list(output)]
+                atomic_write(paths[index], json.dumps(rows))  # never a truncated cache entry
+                results[index] = rows
                 bar.update(1)
-    return pd.DataFrame(rows)
+    return pd.DataFrame([row for rows in results for row in _as_list(rows)])
+
+
+def _as_list(result: Row | list[Row]) -> list[Row]:
+    """A run's rows: a single row (a dict, as cache files written before lists hold) as a list."""
+    return result if isinstance(result, list) else [result]

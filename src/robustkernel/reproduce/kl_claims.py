@@ -1,4 +1,7 @@
-"""Reproduction of paper 003, Section 7 (claims (i)-(v), Figures 2-6).
+"""Reproduction of Chen, Li, Liu and Ruan (2023), Section 7 (claims (i)-(v), Figures 2-6).
+
+The paper: "Kernel Learning in Ridge Regression 'Automatically' Yields Exact Low Rank Solution",
+arXiv:2310.11736 (labelled 003 in :mod:`robustkernel.reproduce`).
 
 For every setting of a claim (a regression function f, a covariate distribution, a kernel and a
 lambda grid), R independent data sets (n = 300, p = 50, sigma = 0.1, test set n/2) are drawn and
@@ -11,8 +14,9 @@ lambda grid), R independent data sets (n = 300, p = 50, sigma = 0.1, test set n/
 * ``kl-claimN.md``: subspace error ||P_hat - P_S*||_F and test RMSE against kernel ridge with a
   cross-validated RBF bandwidth (and ridge), at a few lambdas.
 
-Every finished (setting, repetition) is also kept as one JSON file under ``out_dir/.cache/``,
-named by a hash of everything the run depends on, so an interrupted run resumes where it stopped
+Every finished (setting, repetition) is also kept as one JSON file under
+``out_dir/.cache/kl-claimN/`` (:func:`robustkernel.reproduce._runs.run_cached`), named by a hash
+of everything the run depends on, so an interrupted run resumes where it stopped
 and a larger ``repetitions`` only computes the new data sets (delete the folder after changing
 the fitting code: the hash covers the inputs, not the code).
 
@@ -23,8 +27,6 @@ run short; pass ``repetitions=100`` for the paper's R.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -34,14 +36,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.model_selection import GridSearchCV, KFold
-from threadpoolctl import threadpool_limits
-from tqdm.auto import tqdm
 
+from .._atomic import atomic_write
+from .._report import markdown_table
 from ..datasets import make_kl_train_test, subspace_distance
 from ..metric_kernel_ridge import metric_kernel_ridge_path
+from ._runs import cache_path, run_cached
 
 __all__ = ["CLAIMS", "KL_TABLES", "KLClaim", "KLSetting", "run_kl_claim"]
 
@@ -56,7 +58,7 @@ N_EXAMPLES = 5
 TABLE_LAMS = (0.1, 0.5, 1.0, 3.0)
 # Cross-validated RBF kernel ridge baseline: bandwidth (gamma) and ridge alpha on a grid.
 KRR_GRID = {"gamma": np.logspace(-4, 0, 9).tolist(), "alpha": [1e-3, 1e-2, 1e-1, 1.0]}
-LR = 0.2  # the authors' lr = 0.1 acts on twice the gradient (SPEC section 2)
+LR = 0.2  # the authors' lr = 0.1 steps along twice our gradient of J_n
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,7 @@ class KLSetting:
 
 @dataclass(frozen=True)
 class KLClaim:
-    """A claim of paper 003, Section 7.2, and the settings of its figure."""
+    """A claim of Section 7.2 of the paper, and the settings of its figure."""
 
     number: int
     title: str
@@ -173,62 +175,37 @@ def _krr_cv_rmse(sim: Any, seed: int) -> tuple[float, float, float]:
     return rmse, float(search.best_params_["gamma"]), float(search.best_params_["alpha"])
 
 
-def _cache_file(cache_dir: Path, task: tuple[Any, ...]) -> Path:
-    """Cache file of one (setting, repetition): named by a hash of all its inputs."""
-    claim, setting_index, _, _, repetition, *_ = task
-    key = hashlib.sha256(repr((task, LR, KRR_GRID)).encode()).hexdigest()[:16]
-    return cache_dir / f"claim{claim}-setting{setting_index}-rep{repetition}-{key}.json"
-
-
-def _run_cached(cache_dir: Path, task: tuple[Any, ...]) -> list[dict[str, Any]]:
-    """`_run_one`, reading its rows from the cache when present and writing them otherwise."""
-    path = _cache_file(cache_dir, task)
-    if path.exists():
-        return json.loads(path.read_text())
-    rows = _run_one(*task)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(rows))
-    tmp.replace(path)  # atomic: an interrupted write leaves no truncated cache entry
-    return rows
-
-
 def _run_one(
-    claim: int,
-    setting_index: int,
-    setting: KLSetting,
-    lams: Sequence[float],
-    repetition: int,
+    key: dict[str, int],
+    *,
+    lambdas: Sequence[float] | None,
     n: int,
     p: int,
     noise: float,
     max_iter: int | None,
 ) -> list[dict[str, Any]]:
-    """One data set of one setting: the whole lambda path plus the KRR baseline."""
+    """One data set (``key``: claim, setting, repetition): the lambda path and the KRR baseline."""
+    claim, setting_index, repetition = key["claim"], key["setting"], key["repetition"]
+    setting = CLAIMS[claim].settings[setting_index]
     seed = 1000 * claim + 100 * setting_index + repetition
-    with threadpool_limits(limits=1):
-        sim = make_kl_train_test(
-            n=n,
-            p=p,
-            f=setting.f,
-            x_distribution=setting.x_distribution,
-            noise=noise,
-            random_state=seed,
-        )
-        start = time.perf_counter()
-        path = metric_kernel_ridge_path(
-            sim.X_train,
-            sim.y_train,
-            lams,
-            X_test=sim.X_test,
-            y_test=sim.y_test,
-            return_estimators=True,
-            kernel=setting.kernel,
-            lr=LR,
-            armijo_c=setting.armijo_c,
-            max_iter=setting.max_iter if max_iter is None else max_iter,
-        )
-        seconds = time.perf_counter() - start
-        krr_rmse, krr_gamma, krr_alpha = _krr_cv_rmse(sim, seed)
+    sim = make_kl_train_test(
+        n=n, p=p, f=setting.f, x_distribution=setting.x_distribution, noise=noise, random_state=seed
+    )
+    start = time.perf_counter()
+    path = metric_kernel_ridge_path(
+        sim.X_train,
+        sim.y_train,
+        _grid(setting, lambdas),
+        X_test=sim.X_test,
+        y_test=sim.y_test,
+        return_estimators=True,
+        kernel=setting.kernel,
+        lr=LR,
+        armijo_c=setting.armijo_c,
+        max_iter=setting.max_iter if max_iter is None else max_iter,
+    )
+    seconds = time.perf_counter() - start
+    krr_rmse, krr_gamma, krr_alpha = _krr_cv_rmse(sim, seed)
     dim = sim.subspace.shape[1]
     rows = []
     for k, model in enumerate(path.estimators):
@@ -303,7 +280,7 @@ def _plot(frame: pd.DataFrame, claim: KLClaim, out_dir: Path, stem: str) -> tupl
         ax.legend(fontsize=7)
     for kind, path in (("probability", prob_path), ("ranks", rank_path)):
         fig = figs[kind][0]
-        fig.suptitle(f"Paper 003 claim {claim.title} — cf. {claim.figure}", fontsize=10)
+        fig.suptitle(f"Claim {claim.title} — cf. {claim.figure}", fontsize=10)
         fig.tight_layout()
         fig.savefig(path, dpi=120)
         plt.close(fig)
@@ -351,13 +328,6 @@ def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _markdown(table: pd.DataFrame) -> str:
-    header = "| " + " | ".join(table.columns) + " |"
-    rule = "|" + "---|" * len(table.columns)
-    body = ["| " + " | ".join(str(v) for v in row) + " |" for row in table.itertuples(index=False)]
-    return "\n".join([header, rule, *body])
-
-
 def run_kl_claim(
     claim: int,
     repetitions: int = 20,
@@ -371,7 +341,7 @@ def run_kl_claim(
     noise: float = 0.1,
     max_iter: int | None = None,
 ) -> dict[str, Path]:
-    """Reproduce one claim of paper 003, Section 7: CSV, the two figure panels and a table.
+    """Reproduce one claim of Section 7 of the paper: CSV, the two figure panels and a table.
 
     Parameters
     ----------
@@ -410,34 +380,39 @@ def run_kl_claim(
     out.mkdir(parents=True, exist_ok=True)
     stem = f"kl-claim{claim}"
     # Repetition-major order: an interrupted run leaves complete repetitions in the cache.
-    tasks = [
-        (claim, s_idx, setting, _grid(setting, lambdas), rep, n, p, noise, max_iter)
+    keys = [
+        {"claim": claim, "setting": s_idx, "repetition": rep}
         for rep in range(repetitions)
-        for s_idx, setting in enumerate(spec.settings)
+        for s_idx in range(len(spec.settings))
     ]
-    cache_dir = out / ".cache"
-    cache_dir.mkdir(exist_ok=True)
-    cached = sum(_cache_file(cache_dir, task).exists() for task in tasks)
+    inputs = {"lambdas": None if lambdas is None else tuple(map(float, lambdas))}
+    inputs |= {"n": n, "p": p, "noise": noise, "max_iter": max_iter}
+    fingerprint = repr((spec.settings, sorted(inputs.items()), LR, KRR_GRID))
+    cache_dir = out / ".cache" / stem
+    cached = sum(cache_path(cache_dir, key, fingerprint).exists() for key in keys)
     started = time.perf_counter()
-    results = Parallel(n_jobs=n_jobs, return_as="generator")(
-        delayed(_run_cached)(cache_dir, task) for task in tasks
+    frame = run_cached(
+        partial(_run_one, **inputs),
+        keys,
+        cache_dir,
+        fingerprint=fingerprint,
+        n_jobs=n_jobs,
+        progress=progress,
+        description=stem,
     )
-    rows: list[dict[str, Any]] = []
-    for chunk in tqdm(results, total=len(tasks), disable=not progress, desc=stem):
-        rows.extend(chunk)
     wall = time.perf_counter() - started
-    frame = pd.DataFrame(rows)
     csv_path = out / f"{stem}.csv"
-    frame.to_csv(csv_path, index=False)
+    atomic_write(csv_path, frame.to_csv(index=False))
     prob_png, ranks_png = _plot(frame, spec, out, stem)
     table = summary_table(frame)
     md_path = out / f"{stem}.md"
-    md_path.write_text(
+    atomic_write(
+        md_path,
         f"### Claim {spec.title} ({spec.figure})\n\n"
         f"R = {repetitions} data sets per setting (paper: 100), n = {n}, p = {p}, "
         f"sigma = {noise}, test n/2; lr = {LR}, beta = 0.5, tol = 1e-3, init I/p, warm starts "
-        f"along the lambda grid; {len(tasks)} paths ({cached} read from the cache) in "
-        f"{wall:.0f} s wall time with n_jobs = {n_jobs}.\n\n{_markdown(table)}\n"
+        f"along the lambda grid; {len(keys)} paths ({cached} read from the cache) in "
+        f"{wall:.0f} s wall time with n_jobs = {n_jobs}.\n\n{markdown_table(table)}",
     )
     return {"csv": csv_path, "probability_png": prob_png, "ranks_png": ranks_png, "table": md_path}
 
