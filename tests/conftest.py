@@ -17,6 +17,18 @@ def make_regression(n: int, seed: int, n_features: int = 2) -> tuple[np.ndarray,
     return X, y
 
 
+def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr of the ``robustkernel`` command line called in-process."""
+    from robustkernel.cli import main
+
+    try:
+        code = main(argv)
+    except SystemExit as error:
+        code = error.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
 @pytest.fixture
 def regression_data() -> tuple[np.ndarray, np.ndarray]:
     return make_regression(120, seed=0)

@@ -11,22 +11,12 @@ import pandas as pd
 import pytest
 from sklearn.preprocessing import RobustScaler, StandardScaler
 
+from conftest import run_cli as run
 from robustkernel import MetricKernelRidge
-from robustkernel.cli import main
 from robustkernel.persistence import FORMAT, load_model
 
 N_ROWS = 80
 N_CORRUPTED = 8
-
-
-def run(argv: list[str], capsys) -> tuple[int, str, str]:
-    """Exit code, stdout and stderr of the command line called in-process."""
-    try:
-        code = main(argv)
-    except SystemExit as error:
-        code = error.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def _features(seed: int = 0) -> pd.DataFrame:
@@ -64,7 +54,7 @@ def test_fit_regression_writes_model_tables_and_report(tmp_path, regression_csv,
     assert code == 0 and "epsilon_" in stdout
     assert sorted(p.name for p in out.iterdir()) == [
         "fit.png",
-        "model.joblib",
+        "model.skops",
         "outliers.csv",
         "outliers.png",
         "predictions.csv",
@@ -77,7 +67,7 @@ def test_fit_regression_writes_model_tables_and_report(tmp_path, regression_csv,
     np.testing.assert_allclose(outliers[["a", "b", "c", "y"]], data)
     assert outliers["flagged"][:N_CORRUPTED].all()
 
-    model = load_model(out / "model.joblib")
+    model = load_model(out / "model.skops")
     subq = model[-1]
     assert outliers["flagged"].sum() == round(subq.epsilon_ * N_ROWS)
     # Independent check of the pipeline: robust scaling, then the Subquantile fit.
@@ -104,11 +94,11 @@ def test_fit_and_predict_classification(tmp_path, classification_csv, capsys):
     new.to_csv(new_csv, sep="\t", index=False)
     predictions_csv = tmp_path / "predictions.csv"
     code, _, stderr = run(
-        ["predict", str(out / "model.joblib"), str(new_csv), "--out", str(predictions_csv)], capsys
+        ["predict", str(out / "model.skops"), str(new_csv), "--out", str(predictions_csv)], capsys
     )
     assert code == 0 and stderr == ""
     predictions = pd.read_csv(predictions_csv)
-    model = load_model(out / "model.joblib")
+    model = load_model(out / "model.skops")
     np.testing.assert_array_equal(predictions["predicted"], model.predict(new))
     np.testing.assert_allclose(predictions[["probability_no", "probability_yes"]].sum(axis=1), 1)
     truth = np.where(new["a"] + new["b"] > 0, "yes", "no")
@@ -266,11 +256,11 @@ def test_predict_bad_input_exits_2_and_writes_nothing(tmp_path, regression_csv, 
     out = tmp_path / "fit"
     argv = ["fit", str(regression_csv), "--target", "y", "--epsilon", "0.1", "--quiet"]
     assert run([*argv, "--out", str(out)], capsys)[0] == 0
-    model, data = out / "model.joblib", regression_csv
+    model, data = out / "model.skops", regression_csv
     if case == "missing feature column":
         data = _write(tmp_path, "partial.csv", _features()[["a", "b"]])
     else:
-        model = tmp_path / "model.joblib"
+        model = tmp_path / "model.skops"
         model.write_text("not a model")
     predictions = tmp_path / "predictions.csv"
     code, _, stderr = run(["predict", str(model), str(data), "--out", str(predictions)], capsys)
@@ -298,11 +288,12 @@ def test_predict_warns_in_one_line_for_a_model_from_another_version(
     assert run([*argv, "--out", str(out)], capsys)[0] == 0
     old = tmp_path / "old.joblib"
     joblib.dump(
-        {"format": FORMAT, "version": "0.0.1", "model": load_model(out / "model.joblib")}, old
+        {"format": FORMAT, "version": "0.0.1", "model": load_model(out / "model.skops")}, old
     )
     predictions = tmp_path / "predictions.csv"
     code, _, stderr = run(
-        ["predict", str(old), str(regression_csv), "--out", str(predictions)], capsys
+        ["predict", str(old), str(regression_csv), "--out", str(predictions), "--trust-pickle"],
+        capsys,
     )
     assert code == 0 and predictions.exists()
     assert len(stderr.strip().splitlines()) == 1 and "warning" in stderr and "0.0.1" in stderr
@@ -317,7 +308,7 @@ def test_learn_metric_model_file_predicts_in_target_units(tmp_path, capsys):
     assert run(["learn-metric", str(csv), "--target", "y", "--out", str(out)], capsys)[0] == 0
     predictions = tmp_path / "predictions.csv"
     code, _, _ = run(
-        ["predict", str(out / "model.joblib"), str(csv), "--out", str(predictions)], capsys
+        ["predict", str(out / "model.skops"), str(csv), "--out", str(predictions)], capsys
     )
     assert code == 0
     got = pd.read_csv(predictions)["predicted"].to_numpy()

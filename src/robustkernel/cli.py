@@ -27,9 +27,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``robustkernel`` command."""
-    args = build_parser().parse_args(argv)
+    """Entry point of the ``robustkernel`` command.
+
+    Every usage error is one line on stderr with exit code 2; an unrecognized option is reported
+    by the subcommand it was given to (``robustkernel fit: error: ...``).
+    """
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        _subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
     return args.handler(args)
+
+
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The parser of subcommand ``command`` (``parser`` itself if there is none)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices.get(command, parser)
+    return parser
 
 
 if __name__ == "__main__":

@@ -7,10 +7,14 @@ attributes may have changed meaning between versions.
 Two formats, chosen by the file suffix:
 
 * ``.skops`` (needs the optional extra, ``pip install robustkernel[skops]``): skops' safe
-  format; loading refuses any type outside robustkernel and skops' trusted defaults (NumPy,
-  SciPy, scikit-learn, Python built-ins), so a tampered file cannot run code.
-* anything else: a joblib pickle. Like every pickle it can run code when loaded: load only files
-  you trust.
+  format. Before anything in the file is built, loading checks every type it names: besides
+  skops' trusted defaults (NumPy, SciPy, scikit-learn, Python built-ins) only the classes of
+  :data:`SKOPS_TRUSTED_TYPES` (the library's estimators and the feature maps they hold) are
+  accepted; any other type, another ``robustkernel.*`` name included, makes :func:`load_model`
+  raise ValueError. A tampered file cannot run code.
+* anything else: a joblib pickle. **Unsafe**: like every pickle it can run arbitrary code when
+  loaded; load only files you made yourself. The command line loads a pickle only with
+  ``robustkernel predict --trust-pickle``.
 """
 
 from __future__ import annotations
@@ -28,6 +32,34 @@ from . import __version__
 from ._atomic import atomic_path
 
 FORMAT = "robustkernel-model"
+SKOPS_SUFFIX = ".skops"
+# The only types besides skops' trusted defaults that a .skops model file may name: the
+# estimators of robustkernel and robustkernel.baselines, and the classes fitted estimators hold
+# as attributes (PrecomputedNystroem: the feature map of kernel="precomputed" with n_components).
+# Derived by fitting every estimator in each configuration (exact, n_components with Nystroem /
+# random Fourier features / precomputed kernel, binary and multiclass classifiers,
+# epsilon="auto", every solver), bare and inside the Pipeline(RobustScaler(), ...) of
+# ``robustkernel fit`` or the TransformedTargetRegressor of ``learn-metric``, and collecting
+# skops.io.get_untrusted_types of each dump; no NumPy or scikit-learn type beyond skops'
+# defaults was needed. tests/test_faults_security.py round-trips every configuration, so a
+# class missing here fails a test. Never add a function, a module or a prefix: skops calls
+# trusted names with arguments taken from the file.
+SKOPS_TRUSTED_TYPES: frozenset[str] = frozenset(
+    {
+        "robustkernel.baselines._crr.CRRKernelRegressor",
+        "robustkernel.baselines._oracle.OracleERM",
+        "robustkernel.baselines._sever.SeverKernelClassifier",
+        "robustkernel.baselines._sever.SeverKernelRegressor",
+        "robustkernel.baselines._stir.STIRKernelRegressor",
+        "robustkernel.baselines._term.TiltedKernelClassifier",
+        "robustkernel.baselines._term.TiltedKernelRegressor",
+        "robustkernel.baselines._torrent.TorrentGDKernelRegressor",
+        "robustkernel.metric_kernel_ridge._estimator.MetricKernelRidge",
+        "robustkernel.subquantile._estimators.SubquantileKernelClassifier",
+        "robustkernel.subquantile._estimators.SubquantileKernelRegressor",
+        "robustkernel.subquantile._features.PrecomputedNystroem",
+    }
+)
 # What unpickling (or unzipping) a file that is not a model can raise.
 UNREADABLE = (
     pickle.UnpicklingError,
@@ -92,8 +124,10 @@ def load_model(path: str | os.PathLike[str]) -> Any:
     Parameters
     ----------
     path : str or path-like
-        A file written by :func:`save_model`. A joblib file is unpickled: load only trusted
-        files; a ``*.skops`` file is loaded safely.
+        A file written by :func:`save_model`. A ``*.skops`` file is loaded safely: its types are
+        checked against skops' defaults and :data:`SKOPS_TRUSTED_TYPES` before anything is
+        built. Any other file is unpickled with joblib, which is **unsafe**: a crafted pickle
+        runs arbitrary code when loaded, so load only files you made yourself.
 
     Returns
     -------
@@ -103,8 +137,10 @@ def load_model(path: str | os.PathLike[str]) -> Any:
     Raises
     ------
     ValueError
-        The file is not a robustkernel model file, or a skops file holds types from outside
-        robustkernel.
+        The file is not a robustkernel model file, or a skops file names a type outside skops'
+        defaults and :data:`SKOPS_TRUSTED_TYPES` (the message lists the refused types).
+    ImportError
+        A ``*.skops`` file and skops is not installed.
 
     Warns
     -----
@@ -128,7 +164,22 @@ def load_model(path: str | os.PathLike[str]) -> Any:
 
 
 def _is_skops(path: str | os.PathLike[str]) -> bool:
-    return Path(path).suffix == ".skops"
+    return Path(path).suffix == SKOPS_SUFFIX
+
+
+def skops_available() -> bool:
+    """Whether skops (the optional extra ``robustkernel[skops]``) can be imported.
+
+    Returns
+    -------
+    available : bool
+        True when ``*.skops`` files can be written and loaded.
+    """
+    try:
+        _skops_io()
+    except ImportError:
+        return False
+    return True
 
 
 def _skops_io() -> Any:
@@ -142,10 +193,13 @@ def _skops_io() -> Any:
 
 
 def _load_skops(path: Path) -> Any:
-    """Load with skops, trusting only robustkernel's own classes besides skops' defaults."""
+    """Load with skops, after refusing every type outside its defaults and the allow-list."""
     skops_io = _skops_io()
     untrusted = skops_io.get_untrusted_types(file=path)
-    foreign = [name for name in untrusted if not name.startswith("robustkernel.")]
-    if foreign:
-        raise ValueError(f"{os.fspath(path)!r} holds types from outside robustkernel: {foreign}.")
+    refused = sorted(set(untrusted) - SKOPS_TRUSTED_TYPES)
+    if refused:
+        raise ValueError(
+            f"{os.fspath(path)!r} names types that a robustkernel model does not contain; "
+            f"refused to load it: {refused}."
+        )
     return skops_io.load(path, trusted=untrusted)

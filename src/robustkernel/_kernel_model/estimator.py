@@ -21,7 +21,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from .kernels import KERNELS, compute_kernel, kernel_params
+from .._memory import check_fit_memory, row_chunks
+from .kernels import KERNELS, check_finite, compute_kernel, kernel_params
 from .losses import BinaryLogLoss, Loss, SoftmaxLoss, SquaredLoss
 
 KERNEL_CONSTRAINTS: dict[str, list[Any]] = {
@@ -40,11 +41,22 @@ class KernelModel(BaseEstimator):
 
     Subclasses write their own ``__init__`` (scikit-learn reads the parameters from its
     signature) with at least the keys of :data:`KERNEL_CONSTRAINTS`, and call
-    :meth:`_validate_training_data` and :meth:`_encode_target` in ``fit``.
+    :meth:`_validate_training_data` and :meth:`_encode_target` in ``fit``, and
+    :meth:`_check_fit_memory` before an exact fit allocates its n x n kernel matrix.
+    ``_fit_memory_matrices`` is the peak number of n x n float64 matrices the subclass's exact
+    fit holds at once (measured with tracemalloc, rounded up), ``_memory_remedy`` what the
+    message of a fit too large for the memory suggests instead.
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = dict(KERNEL_CONSTRAINTS)
     _single_output: bool
+    # SubQ: K, the Cholesky factor of K + alpha I and, during a direct refit on the kept rows
+    # or the leverages of epsilon="auto", a shifted kept-row block, its factor and its inverse.
+    _fit_memory_matrices: ClassVar[float] = 6
+    _memory_remedy: ClassVar[str] = (
+        "pass n_components= (e.g. n_components=1000; --n-components on the command line) to "
+        "fit the approximate kernel model in O(n m) memory"
+    )
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -57,6 +69,12 @@ class KernelModel(BaseEstimator):
 
     def _kernel_parameters(self) -> dict[str, Any]:
         return kernel_params(self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params)
+
+    def _check_fit_memory(self, n_samples: int) -> None:
+        """Refuse an exact fit whose n x n matrices would not fit in the available memory."""
+        check_fit_memory(
+            type(self).__name__, n_samples, self._fit_memory_matrices, self._memory_remedy
+        )
 
     def _validate_training_data(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
         """scikit-learn's validation, plus the square-matrix rule of a precomputed kernel."""
@@ -111,11 +129,24 @@ class KernelModel(BaseEstimator):
         self.dual_coef_, self.intercept_ = self._output_shapes(w, b)
 
     def _decision(self, X: Any) -> np.ndarray:
-        """Model outputs f(X), shape (n_samples, n_outputs)."""
+        """Model outputs f(X), shape (n_samples, n_outputs).
+
+        K(X, X_fit_) @ dual_coef_ + intercept_, one block of rows of X at a time (a block of
+        the kernel matrix holds about ``robustkernel._memory.CHUNK_ELEMENTS`` entries), so
+        memory stays bounded whatever the number of rows; a block with NaN or infinity (a
+        callable kernel, an overflowing one) raises ValueError.
+        """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
-        w = self.dual_coef_.reshape(self.X_fit_.shape[0], -1)
-        return self._kernel(X, self.X_fit_) @ w + np.atleast_1d(self.intercept_)
+        n_train = self.X_fit_.shape[0]
+        w = self.dual_coef_.reshape(n_train, -1)
+        out = np.empty((X.shape[0], w.shape[1]))
+        for rows in row_chunks(X.shape[0], n_train):
+            block = self._kernel(X[rows], self.X_fit_)
+            check_finite(block)
+            np.matmul(block, w, out=out[rows])
+        out += np.atleast_1d(self.intercept_)
+        return out
 
 
 class KernelRegressorMixin(RegressorMixin):

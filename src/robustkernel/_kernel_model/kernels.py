@@ -13,6 +13,27 @@ KERNELS = (*sorted(PAIRWISE_KERNEL_FUNCTIONS), "precomputed")
 
 KernelSpec = str | Callable[..., float]
 
+NON_FINITE_KERNEL = "kernel matrix"
+NON_FINITE_FEATURES = "kernel features"
+
+
+def non_finite_error(what: str = NON_FINITE_KERNEL) -> ValueError:
+    """The error of a kernel matrix (or block, or kernel features) holding NaN or infinity.
+
+    X itself is checked finite by validation, so a non-finite value comes from the kernel: a
+    callable kernel returning NaN, or a kernel overflowing on inputs of huge magnitude.
+    """
+    return ValueError(
+        f"NaN or infinity in the {what}; check X and the kernel (a callable kernel must "
+        "return finite values, and features of huge magnitude can overflow a kernel)."
+    )
+
+
+def check_finite(values: np.ndarray, what: str = NON_FINITE_KERNEL) -> None:
+    """Raise :func:`non_finite_error` if ``values`` hold NaN or infinity."""
+    if not np.all(np.isfinite(values)):
+        raise non_finite_error(what)
+
 
 def kernel_params(
     kernel: KernelSpec,
@@ -33,8 +54,12 @@ def compute_kernel(
     kernel: KernelSpec,
     params: dict[str, Any],
 ) -> np.ndarray:
-    """Kernel matrix k(X, Y); for ``kernel="precomputed"`` X already is that matrix."""
-    return pairwise_kernels(X, Y, metric=kernel, filter_params=True, **params)
+    """Kernel matrix k(X, Y); for ``kernel="precomputed"`` X already is that matrix.
+
+    Overflow is not warned about: callers check the result with :func:`check_finite`.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        return pairwise_kernels(X, Y, metric=kernel, filter_params=True, **params)
 
 
 def top_eigenvalue(K: np.ndarray | LinearOperator) -> float:

@@ -7,6 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, logsumexp, softmax
 
+MAX_TARGET_RANGE = 1e100
+"""Largest max |y| / median |y| a squared-loss fit accepts (squares and sums stay finite)."""
+
 
 @dataclass(frozen=True)
 class Loss:
@@ -30,6 +33,10 @@ class Loss:
     def hessian_sum(self, F: np.ndarray) -> np.ndarray:
         """Sum over rows of the Hessian of l_i in F_i, shape (C, C)."""
         raise NotImplementedError
+
+    def target_scale(self, Y: np.ndarray) -> float:
+        """The factor s a fit divides the targets by (and multiplies the model by): 1 here."""
+        return 1.0
 
     def best_intercept(
         self, Kw: np.ndarray, Y: np.ndarray, b: np.ndarray, max_iter: int = 50
@@ -70,6 +77,35 @@ class SquaredLoss(Loss):
 
     def hessian_sum(self, F: np.ndarray) -> np.ndarray:
         return 2.0 * F.shape[0] * np.eye(F.shape[1])
+
+    def target_scale(self, Y: np.ndarray) -> float:
+        """A power of two s near the median |Y| (max |Y| if that is 0), so that Y / s ~ 1.
+
+        A ridge fit of the squared loss is equivariant in the targets (fitting Y / s gives the
+        model f / s, the same kept rows, losses / s^2), and dividing by a power of two is exact,
+        so a fit on Y / s scaled back by s is the fit on Y, without squared residuals that
+        overflow (|y| above ~1e154) or underflow (|y| below ~1e-154).
+
+        Raises
+        ------
+        ValueError
+            When max |Y| / s exceeds ``MAX_TARGET_RANGE``: squared losses of such targets
+            would overflow whatever the scale.
+        """
+        magnitude = np.abs(Y)
+        largest = float(magnitude.max(initial=0.0))
+        typical = float(np.median(magnitude)) if magnitude.size else 0.0
+        typical = typical if typical > 0.0 else largest
+        if typical == 0.0:
+            return 1.0
+        scale = float(np.ldexp(1.0, int(np.frexp(typical)[1]) - 1))
+        if largest / scale > MAX_TARGET_RANGE:
+            raise ValueError(
+                f"The regression targets span too wide a range for squared losses in float64: "
+                f"max |y| / median |y| = {largest / typical:.3g} exceeds {MAX_TARGET_RANGE:.0e}; "
+                "remove, clip or transform the extreme values of y."
+            )
+        return scale
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,8 @@ def sever_scores(K_grad: np.ndarray, G: np.ndarray) -> np.ndarray:
 
 
 class _BaseSever(KernelBaseline):
+    # K, K + 1 for the scores, the ridge fitter's factor and a kept-row refit (measured 6.0).
+    _fit_memory_matrices = 7
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
         "fraction": [Interval(Real, 0.0, 1.0, closed="left")],

@@ -41,6 +41,7 @@ def tilted_objective(losses: np.ndarray, tilt: float) -> float:
 
 
 class _BaseTilted(KernelBaseline):
+    _fit_memory_matrices = 3  # K and K + 1 for the step size (measured 2.0 n^2)
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
         "tilt": [Real, None],

@@ -1,15 +1,40 @@
-"""Figures and Markdown of the command-line reports (fit and learn-metric)."""
+"""Figures and Markdown of the command-line reports (fit and learn-metric).
+
+The figures never stop a command: infinite or undefined values are left out of a plot (and
+counted in its title), a log axis becomes linear when no positive value is left, and a figure
+that still cannot be drawn (values too extreme for the axes) is replaced by a PNG that says why.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import warnings
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from .._report import markdown_table
+from .. import _report
+
+# What drawing or laying out a figure with extreme values raises.
+_PLOT_ERRORS = (ValueError, OverflowError, FloatingPointError, ZeroDivisionError, RuntimeError)
+
+
+def markdown_table(frame: pd.DataFrame) -> str:
+    """:func:`robustkernel._report.markdown_table` (which escapes ``|``), with line breaks in
+    column names and cells (quoted newlines in a CSV header) turned into spaces."""
+    flat = frame.copy()
+    flat.columns = [_one_line(column) for column in frame.columns]
+    for j, dtype in enumerate(flat.dtypes):
+        if not pd.api.types.is_numeric_dtype(dtype):
+            flat.isetitem(j, flat.iloc[:, j].map(_one_line))
+    return _report.markdown_table(flat)
+
+
+def _one_line(value: object) -> object:
+    return " ".join(value.split()) if isinstance(value, str) else value
 
 
 def key_value_table(values: Mapping[str, object]) -> str:
@@ -36,54 +61,112 @@ def image(name: str, caption: str) -> str:
 
 def _save(figure: Figure, path: Path) -> None:
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    figure.savefig(path, dpi=110, format="png")
 
 
-def plot_outlier_scores(scores: np.ndarray, threshold: float, path: Path) -> None:
-    """Sorted outlier scores (log scale) with the trimming threshold drawn across."""
-    figure = Figure(figsize=(6, 4))
-    ax = figure.subplots()
-    ordered = np.sort(scores)
-    flagged = ordered > threshold
-    positions = np.arange(1, ordered.size + 1)
-    floor = max(float(ordered[ordered > 0].min()) if np.any(ordered > 0) else 1e-12, 1e-12)
-    shown = np.maximum(ordered, floor)
-    ax.scatter(positions[~flagged], shown[~flagged], s=8, c="tab:blue", label="kept")
-    ax.scatter(positions[flagged], shown[flagged], s=14, c="tab:red", marker="x", label="flagged")
-    ax.axhline(max(threshold, floor), color="k", linestyle="--", linewidth=1, label="threshold")
-    ax.set_yscale("log")
-    ax.set_xlabel("rows, sorted by outlier score")
-    ax.set_ylabel("outlier score (training loss)")
-    ax.legend()
-    _save(figure, path)
+def _plot(draw: Callable[[Axes], None], path: Path, figsize: tuple[float, float]) -> bool:
+    """Draw on a new figure and save it as PNG; if the values defeat matplotlib, save a figure
+    that says so instead. Returns whether the real figure was written."""
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)  # overflow of extreme axis limits
+            figure = Figure(figsize=figsize)
+            draw(figure.subplots())
+            _save(figure, path)
+        return True
+    except _PLOT_ERRORS as error:
+        reason = " ".join(str(error).split()) or type(error).__name__
+        placeholder = Figure(figsize=figsize)
+        placeholder.text(
+            0.5, 0.5, f"figure not drawn:\n{reason[:200]}", ha="center", va="center", wrap=True
+        )
+        placeholder.savefig(path, dpi=110, format="png")
+        return False
+
+
+def _left_out(n: int) -> str:
+    return f"{n} infinite or undefined value(s) not shown" if n else ""
+
+
+def plot_outlier_scores(scores: np.ndarray, threshold: float, path: Path) -> bool:
+    """Sorted outlier scores (log scale) with the trimming threshold drawn across.
+
+    Infinite or undefined scores are left out (their count is in the title); the axis is linear
+    when no score is positive. Returns whether the figure could be drawn.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    finite = np.isfinite(scores)
+
+    def draw(ax: Axes) -> None:
+        ordered = np.sort(scores[finite])
+        flagged = ordered > threshold if np.isfinite(threshold) else np.zeros(ordered.size, bool)
+        positions = np.arange(1, ordered.size + 1)
+        log = bool(np.any(ordered > 0))
+        floor = max(float(ordered[ordered > 0].min()), 1e-12) if log else -np.inf
+        shown = np.maximum(ordered, floor)
+        ax.scatter(positions[~flagged], shown[~flagged], s=8, c="tab:blue", label="kept")
+        ax.scatter(
+            positions[flagged], shown[flagged], s=14, c="tab:red", marker="x", label="flagged"
+        )
+        if np.isfinite(threshold):
+            line = max(threshold, floor)
+            ax.axhline(line, color="k", linestyle="--", linewidth=1, label="threshold")
+        if log:
+            ax.set_yscale("log")
+        ax.set_title(_left_out(int((~finite).sum())), fontsize=9)
+        ax.set_xlabel("rows, sorted by outlier score")
+        ax.set_ylabel("outlier score (training loss)")
+        ax.legend()
+
+    return _plot(draw, path, (6, 4))
 
 
 def plot_predicted_vs_observed(
     observed: np.ndarray, predicted: np.ndarray, flagged: np.ndarray, path: Path
-) -> None:
-    """Regression: predicted against observed target, flagged rows marked."""
-    figure = Figure(figsize=(5, 5))
-    ax = figure.subplots()
-    ax.scatter(observed[~flagged], predicted[~flagged], s=8, c="tab:blue", label="kept")
-    ax.scatter(
-        observed[flagged], predicted[flagged], s=20, c="tab:red", marker="x", label="flagged"
-    )
-    low, high = np.min(observed), np.max(observed)
-    ax.plot([low, high], [low, high], color="k", linewidth=1, label="predicted = observed")
-    ax.set_xlabel("observed")
-    ax.set_ylabel("predicted")
-    ax.legend()
-    _save(figure, path)
+) -> bool:
+    """Regression: predicted against observed target, flagged rows marked.
+
+    Rows with an infinite or undefined value are left out (counted in the title). Returns
+    whether the figure could be drawn.
+    """
+    observed = np.asarray(observed, dtype=np.float64)
+    predicted = np.asarray(predicted, dtype=np.float64)
+    flagged = np.asarray(flagged, dtype=bool)
+    finite = np.isfinite(observed) & np.isfinite(predicted)
+
+    def draw(ax: Axes) -> None:
+        shown = finite & ~flagged
+        ax.scatter(observed[shown], predicted[shown], s=8, c="tab:blue", label="kept")
+        shown = finite & flagged
+        ax.scatter(
+            observed[shown], predicted[shown], s=20, c="tab:red", marker="x", label="flagged"
+        )
+        if finite.any():
+            low, high = np.min(observed[finite]), np.max(observed[finite])
+            ax.plot([low, high], [low, high], color="k", linewidth=1, label="predicted = observed")
+        ax.set_title(_left_out(int((~finite).sum())), fontsize=9)
+        ax.set_xlabel("observed")
+        ax.set_ylabel("predicted")
+        ax.legend()
+
+    return _plot(draw, path, (5, 5))
 
 
-def plot_eigenvalues(eigenvalues: np.ndarray, path: Path) -> None:
-    """Eigenvalues of the learned metric Sigma, largest first."""
-    figure = Figure(figsize=(6, 4))
-    ax = figure.subplots()
-    values = np.sort(eigenvalues)[::-1]
-    positions = np.arange(1, values.size + 1)
-    ax.bar(positions, values, color=np.where(values > 0, "tab:blue", "0.7"))
-    ax.set_xlabel("eigenvalue index")
-    ax.set_ylabel("eigenvalue of Sigma")
-    ax.set_xticks(positions)
-    _save(figure, path)
+def plot_eigenvalues(eigenvalues: np.ndarray, path: Path) -> bool:
+    """Eigenvalues of the learned metric Sigma, largest first (non-finite ones left out).
+
+    Returns whether the figure could be drawn.
+    """
+    eigenvalues = np.asarray(eigenvalues, dtype=np.float64)
+    finite = np.isfinite(eigenvalues)
+
+    def draw(ax: Axes) -> None:
+        values = np.sort(eigenvalues[finite])[::-1]
+        positions = np.arange(1, values.size + 1)
+        ax.bar(positions, values, color=np.where(values > 0, "tab:blue", "0.7"))
+        ax.set_title(_left_out(int((~finite).sum())), fontsize=9)
+        ax.set_xlabel("eigenvalue index")
+        ax.set_ylabel("eigenvalue of Sigma")
+        ax.set_xticks(positions)
+
+    return _plot(draw, path, (6, 4))

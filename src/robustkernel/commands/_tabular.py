@@ -2,8 +2,11 @@
 
 Rules, shared by ``fit``, ``predict`` and ``learn-metric``:
 
-* pandas reads the file and sniffs the delimiter (``sep=None, engine="python"``): commas,
-  semicolons, tabs, ... The first line is the header.
+* The file must be UTF-8 text (a byte order mark is fine). The delimiter is sniffed from its
+  first lines among comma, semicolon, tab, ``|`` and space (:data:`DELIMITERS`; in that order of
+  preference when several fit); a file where none of them is found has one column and is read
+  with commas. The first line is the header; its names
+  must be distinct (pandas would silently rename a repeated ``x`` to ``x.1``).
 * Rows are numbered from 1 (the first line after the header), and keep their number when rows
   with missing values are dropped.
 * Feature columns must be numeric (booleans count as 0/1). Categorical (text) feature columns are
@@ -19,11 +22,16 @@ from __future__ import annotations
 import csv
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 MIN_TRAINING_ROWS = 10
+DELIMITERS = ",;\t| "
+ENCODING = "utf-8-sig"  # UTF-8, with or without a byte order mark
+_SNIFF_CHARACTERS = 64 * 1024
+_SNIFF_LINES = 50
 
 
 class DataError(ValueError):
@@ -56,15 +64,89 @@ class Table:
 
 
 def read_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Read a CSV file with a sniffed delimiter; errors become :class:`DataError`."""
+    """Read a CSV file with a sniffed delimiter; errors become :class:`DataError`.
+
+    Raises
+    ------
+    DataError
+        The path is missing or a folder, the file is empty, binary or not UTF-8, its header
+        repeats a column name, or pandas cannot parse it.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise DataError(f"{os.fspath(path)} is a folder, not a CSV file")
+    if not path.exists():
+        raise DataError(f"no such file: {os.fspath(path)}")
     try:
-        frame = pd.read_csv(path, sep=None, engine="python")
+        dialect, header = _dialect_and_header(path)
+        frame = pd.read_csv(
+            path,
+            sep=dialect.delimiter,
+            quotechar=dialect.quotechar or '"',
+            skipinitialspace=dialect.skipinitialspace,
+            encoding=ENCODING,
+        )
     except FileNotFoundError as error:
         raise DataError(f"no such file: {os.fspath(path)}") from error
-    except (pd.errors.EmptyDataError, pd.errors.ParserError, csv.Error, UnicodeDecodeError) as e:
-        raise DataError(f"cannot read {os.fspath(path)} as CSV: {_first_line(e)}") from e
+    except UnicodeDecodeError as error:
+        raise DataError(
+            f"cannot read {os.fspath(path)} as CSV: it is not UTF-8 text ({error.reason} at byte "
+            f"{error.start}); save it as UTF-8"
+        ) from error
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, csv.Error) as error:
+        raise DataError(f"cannot read {os.fspath(path)} as CSV: {_first_line(error)}") from error
+    _refuse_repeated_names(path, header)
     frame.index = np.arange(1, len(frame) + 1)
     return frame
+
+
+def _dialect_and_header(path: Path) -> tuple[type[csv.Dialect] | csv.Dialect, list[str]]:
+    """The dialect sniffed from the first lines (comma when unsure) and the header's names."""
+    with open(path, encoding=ENCODING, newline="") as file:
+        sample = file.read(_SNIFF_CHARACTERS)
+        if "\0" in sample:
+            raise DataError(f"cannot read {os.fspath(path)} as CSV: it is a binary file")
+        if not sample.strip():
+            raise DataError(f"cannot read {os.fspath(path)} as CSV: the file is empty")
+        lines = sample.splitlines()
+        if len(sample) == _SNIFF_CHARACTERS and len(lines) > 1:
+            lines = lines[:-1]  # the last line may be cut
+        dialect = _sniff("\n".join(lines[:_SNIFF_LINES]), lines[0])
+        file.seek(0)
+        reader = csv.reader(
+            file,
+            delimiter=dialect.delimiter,
+            quotechar=dialect.quotechar or '"',
+            skipinitialspace=dialect.skipinitialspace,
+        )
+        header = next((row for row in reader if any(cell.strip() for cell in row)), [])
+    return dialect, header
+
+
+def _sniff(sample: str, first_line: str) -> type[csv.Dialect] | csv.Dialect:
+    """The dialect of ``sample`` among :data:`DELIMITERS`; of its first line; else commas.
+
+    Restricting the candidates matters: left free, the sniffer takes a letter for the delimiter
+    of a one-column file (``y`` in a file whose header is ``y``). The first line alone is not
+    trusted with spaces (a one-column header ``my target`` is one name).
+    """
+    candidates = ((sample, DELIMITERS), (first_line, DELIMITERS.replace(" ", "")))
+    for text, delimiters in candidates:
+        try:
+            return csv.Sniffer().sniff(text, delimiters=delimiters)
+        except csv.Error:
+            continue
+    return csv.excel
+
+
+def _refuse_repeated_names(path: Path, header: list[str]) -> None:
+    counts = pd.Series([name for name in header if name.strip()]).value_counts()
+    repeated = [str(name) for name in counts.index[counts > 1]]
+    if repeated:
+        raise DataError(
+            f"the header of {os.fspath(path)} repeats the column name(s) "
+            f"{', '.join(map(repr, repeated))}; give every column its own name"
+        )
 
 
 def training_table(
@@ -89,10 +171,33 @@ def training_table(
     y = frame[target]
     if not classification:
         y = _numeric(frame[[target]], "target column").iloc[:, 0]
-    elif y.nunique() < 2:
-        raise DataError(f"target column {target!r} has a single class; classification needs two")
+    else:
+        _check_classes(y, target)
     X = _numeric(frame[features], "feature column")
     return Table(X=X, y=y, rows=frame.index.to_numpy(), original=frame, n_dropped=n_dropped)
+
+
+def _check_classes(y: pd.Series, target: str) -> None:
+    """Refuse a classification target with one class, or with (almost) one class per row.
+
+    A target with a class for every row, or more classes than half the rows, is an identifier
+    or a continuous value, not a label: the fit would succeed and mean nothing.
+    """
+    counts = y.value_counts()
+    if len(counts) < 2:
+        raise DataError(f"target column {target!r} has a single class; classification needs two")
+    if counts.max() == 1:
+        raise DataError(
+            f"target column {target!r} has a different value in every row ({len(y)} classes for "
+            f"{len(y)} rows): it looks like an identifier or a continuous value, not a class "
+            "label; use --task regression for a numeric target"
+        )
+    if len(counts) > len(y) / 2:
+        raise DataError(
+            f"target column {target!r} has {len(counts)} classes for {len(y)} rows (more than "
+            "half the rows): too few rows per class to fit or to tell outliers apart; use --task "
+            "regression for a numeric target, or merge rare classes"
+        )
 
 
 def feature_table(

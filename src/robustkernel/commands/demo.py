@@ -8,7 +8,8 @@ minimization (SubQ) and by the oracle (the same base learner on the clean rows o
 * scikit-learn's breast cancer data with 20% of the training labels flipped.
 
 It prints a table (test metric, fit time, outlier precision / recall) and writes it as Markdown,
-plus one PNG figure.
+plus one PNG figure (each written atomically). Errors (``--out`` an existing file, a read-only or
+full disk) end the command with exit code 2 and one line on stderr.
 """
 
 from __future__ import annotations
@@ -29,10 +30,15 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics import accuracy_score, root_mean_squared_error
 from sklearn.svm import SVC
 
+from .._atomic import atomic_path
 from .._report import markdown_table
 from ..corruption import ContaminatedSplit, contaminated_split, outlier_precision_recall
 from ..datasets import make_polynomial_regression
 from ..subquantile import SubquantileKernelClassifier, SubquantileKernelRegressor
+from ._common import guarded
+from ._tabular import DataError
+
+PROG = "robustkernel demo"
 
 POLY_KERNEL = {"kernel": "polynomial", "degree": 3, "gamma": 1.0, "coef0": 1.0}
 
@@ -210,8 +216,15 @@ def run_demo(out_dir: str | Path = "demo_output", random_state: int = 0) -> dict
     -------
     paths : dict
         ``{"table": ..., "figure": ...}``.
+
+    Raises
+    ------
+    DataError
+        ``out_dir`` exists and is not a folder.
     """
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise DataError(f"--out {out} exists and is not a folder")
     out.mkdir(parents=True, exist_ok=True)
     poly = [polynomial_runs(eps, random_state) for eps in (0.2, 0.4)]
     cancer = breast_cancer_runs(0.2, random_state)
@@ -227,8 +240,10 @@ def run_demo(out_dir: str | Path = "demo_output", random_state: int = 0) -> dict
     fig.suptitle("robustkernel demo: Subquantile minimization ignores the rows it cannot explain")
     fig.tight_layout()
     paths = {"table": out / "demo_table.md", "figure": out / "demo.png"}
-    fig.savefig(paths["figure"], dpi=110)
-    paths["table"].write_text(markdown_table(table))
+    with atomic_path(paths["figure"]) as temporary:
+        fig.savefig(temporary, dpi=110, format="png")
+    with atomic_path(paths["table"]) as temporary:
+        temporary.write_text(markdown_table(table), encoding="utf-8")
     for kind, path in paths.items():
         print(f"{kind}: {path}")
     return paths
@@ -244,4 +259,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("demo", help="run the demo on generated and bundled data")
     parser.add_argument("--out", default="demo_output", help="output folder (default: demo_output)")
     parser.add_argument("--seed", type=int, default=0, help="seed of data and contamination")
-    parser.set_defaults(handler=_run)
+    parser.set_defaults(handler=guarded(PROG, _run, capture_warnings=False))

@@ -2,8 +2,10 @@
 
 The features are scaled with a :class:`~sklearn.preprocessing.RobustScaler` (median and
 interquartile range, which corrupted rows barely move) inside the saved pipeline, so the model
-file predicts from raw feature values. DIR receives ``model.joblib``, ``outliers.csv``,
-``predictions.csv``, ``report.md`` and its PNG figures.
+file predicts from raw feature values. DIR receives the model file, ``outliers.csv``,
+``predictions.csv``, ``report.md`` and its PNG figures. The model file is ``model.skops``
+(skops' format, safe to load) when skops is installed, else ``model.joblib``, a pickle that
+``robustkernel predict`` loads only with ``--trust-pickle``; the output and the report say which.
 """
 
 from __future__ import annotations
@@ -20,16 +22,35 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import RobustScaler
 
 from .._kernel_model.kernels import KERNELS
-from ..persistence import save_model
+from ..persistence import save_model, skops_available
 from ..subquantile import SubquantileKernelClassifier, SubquantileKernelRegressor
 from ..subquantile._base import SOLVERS
 from . import _fit_report as report
 from ._common import atomic_folder, guarded, prediction_frame, progress
+from ._csv_output import write_csv
 from ._tabular import Table, read_csv, training_table
 
 PROG = "robustkernel fit"
-MODEL_FILE = "model.joblib"
+SKOPS_MODEL_FILE = "model.skops"
+PICKLE_MODEL_FILE = "model.joblib"
+PICKLE_NOTE = (
+    "skops is not installed, so the model was saved as model.joblib, a pickle: 'robustkernel "
+    "predict' loads it only with --trust-pickle (pip install 'robustkernel[skops]' and refit "
+    "for the safe model.skops)"
+)
 N_MOST_SUSPECT = 10
+
+
+def model_file() -> str:
+    """The model file name: ``model.skops`` when skops is installed, else ``model.joblib``."""
+    return SKOPS_MODEL_FILE if skops_available() else PICKLE_MODEL_FILE
+
+
+def model_file_description(name: str) -> str:
+    """The report's line on the model file ``name``: its format and whether it loads safely."""
+    if name == SKOPS_MODEL_FILE:
+        return f"{name} (skops format, safe to load)"
+    return f"{name} ({PICKLE_NOTE})"
 
 
 def epsilon_argument(text: str) -> float | str:
@@ -46,13 +67,24 @@ def epsilon_argument(text: str) -> float | str:
 
 
 def positive_float(text: str) -> float:
-    """A number > 0."""
+    """A finite number > 0."""
     try:
         value = float(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from error
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from error
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
     return value
 
 
@@ -67,6 +99,7 @@ def build_model(args: argparse.Namespace) -> Pipeline:
         kernel=args.kernel,
         gamma=args.gamma,
         solver=args.solver,
+        n_components=args.n_components,
     )
     return Pipeline([("scale", RobustScaler()), ("model", subq)])
 
@@ -138,7 +171,13 @@ def _report(
                 "alpha": args.alpha,
                 "gamma": "1 / n_features" if args.gamma is None else args.gamma,
                 "solver": args.solver,
+                "model": (
+                    "exact kernel"
+                    if args.n_components is None
+                    else f"{args.n_components} Nystroem features (--n-components)"
+                ),
                 "feature scaling": "RobustScaler (median, interquartile range)",
+                "model file": model_file_description(model_file()),
             }
         ),
         "Fit statistics": report.key_value_table(_statistics(table, model, seconds)),
@@ -177,15 +216,18 @@ def _run(args: argparse.Namespace) -> int:
         seconds = time.perf_counter() - start
         bar.update()
         bar.set_postfix_str("writing tables")
-        save_model(model, folder / MODEL_FILE)
-        _outliers(table, model).to_csv(folder / "outliers.csv", index=False)
-        _predictions(table, model).to_csv(folder / "predictions.csv", index=False)
+        model_name = model_file()
+        save_model(model, folder / model_name)
+        write_csv(_outliers(table, model), folder / "outliers.csv")
+        write_csv(_predictions(table, model), folder / "predictions.csv")
         bar.update()
         bar.set_postfix_str("writing report")
         _report(folder, args, table, model, seconds)
         bar.update()
     if not args.quiet:
         print(f"epsilon_ = {model[-1].epsilon_:.3f}; wrote {args.out}")
+        if model_name == PICKLE_MODEL_FILE:
+            print(PICKLE_NOTE)
     return 0
 
 
@@ -195,9 +237,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "fit",
         help="fit a Subquantile model to a CSV table and report the suspect rows",
         description=(
-            "Fit a Subquantile kernel model to DATA.csv (any delimiter pandas can sniff) and "
-            "write the model, outliers.csv, predictions.csv and report.md into DIR, which must "
-            "not exist yet (or be empty). Feature columns must be numeric."
+            "Fit a Subquantile kernel model to DATA.csv (comma, semicolon, tab, | or space "
+            "delimited; sniffed) and "
+            "write the model (model.skops; model.joblib, a pickle, if skops is not installed), "
+            "outliers.csv, predictions.csv and report.md into DIR, which must not exist yet (or "
+            "be empty). Feature columns must be numeric."
         ),
     )
     parser.add_argument("data", metavar="DATA.csv", help="the table (header line first)")
@@ -215,6 +259,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--gamma", type=positive_float, default=None, help="kernel gamma (default 1/n_features)"
     )
     parser.add_argument("--solver", choices=SOLVERS, default="alternating")
+    parser.add_argument(
+        "--n-components",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help=(
+            "fit on N approximate kernel features (Nystroem) instead of the exact n x n kernel "
+            "matrix: memory and time linear in the rows, for large tables (default: exact)"
+        ),
+    )
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder (new)")
     parser.add_argument("--drop-na", action="store_true", help="drop rows with missing values")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or messages")

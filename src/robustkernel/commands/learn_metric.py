@@ -5,10 +5,11 @@ mean, unit variance: the learned Sigma is then in units of feature standard devi
 ``--lam`` means the same on every table). DIR receives ``components.csv`` (the orthonormal basis
 of the learned subspace, one row per feature), ``eigenvalues.csv`` and ``eigenvalues.png`` (the
 spectrum of Sigma), ``transformed.csv`` (every row's coordinates in the learned subspace) and
-``report.md``, and ``model.joblib``: the metric model with both scalers inside
+``report.md``, and ``model.skops``: the metric model with both scalers inside
 (``TransformedTargetRegressor`` around ``StandardScaler`` + ``MetricKernelRidge``), so that
-``robustkernel predict DIR/model.joblib NEW.csv`` takes raw feature values and returns the target
-in its own units.
+``robustkernel predict DIR/model.skops NEW.csv`` takes raw feature values and returns the target
+in its own units. Without skops installed the model is ``model.joblib``, a pickle that ``predict``
+loads only with ``--trust-pickle`` (the output and the report say so).
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from ..metric_kernel_ridge import MetricKernelRidge
 from ..persistence import save_model
 from . import _fit_report as report
 from ._common import atomic_folder, guarded, progress
+from ._csv_output import write_csv
 from ._tabular import read_csv, training_table
-from .fit import MODEL_FILE, positive_float
+from .fit import PICKLE_MODEL_FILE, PICKLE_NOTE, model_file, model_file_description, positive_float
 
 PROG = "robustkernel learn-metric"
 
@@ -48,12 +50,13 @@ def _run(args: argparse.Namespace) -> int:
         seconds = time.perf_counter() - start
         scaler, model = pipeline.regressor_[0], pipeline.regressor_[-1]
         X = scaler.transform(table.X)
-        save_model(pipeline, folder / MODEL_FILE)
+        model_name = model_file()
+        save_model(pipeline, folder / model_name)
         bar.update()
         names = [f"component_{j + 1}" for j in range(model.rank_)]
         components = pd.DataFrame(model.components_, columns=names)
         components.insert(0, "feature", table.X.columns)
-        components.to_csv(folder / "components.csv", index=False)
+        write_csv(components, folder / "components.csv")
         eigenvalues = pd.DataFrame(
             {
                 "index": np.arange(1, model.eigenvalues_.size + 1),
@@ -61,10 +64,10 @@ def _run(args: argparse.Namespace) -> int:
                 "in_subspace": model.eigenvalues_ > 0,
             }
         )
-        eigenvalues.to_csv(folder / "eigenvalues.csv", index=False)
+        write_csv(eigenvalues, folder / "eigenvalues.csv")
         transformed = pd.DataFrame(model.transform(X), columns=names)
         transformed.insert(0, "row", table.rows)
-        transformed.to_csv(folder / "transformed.csv", index=False)
+        write_csv(transformed, folder / "transformed.csv")
         report.plot_eigenvalues(model.eigenvalues_, folder / "eigenvalues.png")
         fitted = pipeline.predict(table.X)
         statistics = {
@@ -85,7 +88,12 @@ def _run(args: argparse.Namespace) -> int:
             f"Learned metric of {args.data}",
             {
                 "Settings": report.key_value_table(
-                    {**settings, "max_iter": args.max_iter, "scaling": "standardized x and y"}
+                    {
+                        **settings,
+                        "max_iter": args.max_iter,
+                        "scaling": "standardized x and y",
+                        "model file": model_file_description(model_name),
+                    }
                 ),
                 "Fit statistics": report.key_value_table(statistics),
                 "Spectrum of Sigma": (
@@ -104,6 +112,8 @@ def _run(args: argparse.Namespace) -> int:
         bar.update()
     if not args.quiet:
         print(f"rank {model.rank_} of {X.shape[1]}; wrote {args.out}")
+        if model_name == PICKLE_MODEL_FILE:
+            print(PICKLE_NOTE)
     return 0
 
 

@@ -1,12 +1,21 @@
-"""``robustkernel reproduce TABLE ...``: the papers' tables and figures, one command."""
+"""``robustkernel reproduce TABLE ...``: the papers' tables and figures, one command.
+
+Errors (a missing ``--out`` for ``--summary``, a read-only or full disk) end the command with
+exit code 2 and one line on stderr.
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from ..reproduce import TABLES
 from ..reproduce._parallel import BACKENDS, parallel_backend
 from ..reproduce.subq_tables import criteria_report
+from ._common import guarded
+from ._tabular import DataError
+
+PROG = "robustkernel reproduce"
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -14,6 +23,11 @@ def _run(args: argparse.Namespace) -> int:
         print("\n".join(TABLES))
         return 0
     if args.summary:
+        if not Path(args.out).is_dir():
+            raise DataError(
+                f"--out {args.out}: no such folder; run 'robustkernel reproduce TABLE --out "
+                f"{args.out}' first, or point --out at the folder holding the tables"
+            )
         print(criteria_report(args.out), end="")
         return 0
     if not args.tables:
@@ -67,4 +81,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="Dask scheduler address (with --backend dask; default: a local cluster)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
-    parser.set_defaults(handler=_run, parser=parser)
+    parser.set_defaults(handler=guarded(PROG, _run, capture_warnings=False), parser=parser)

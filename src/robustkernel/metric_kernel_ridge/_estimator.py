@@ -29,11 +29,14 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from .._kernel_model.kernels import check_finite
+from .._memory import check_fit_memory, check_memory, row_chunks
 from ._objective import (
     DEFAULT_INNER_PRODUCT_BOUND,
     DISTANCE_KERNELS,
     INNER_PRODUCT_KERNELS,
     KernelFamily,
+    kernel_argument,
     kernel_matrix,
     projected_gradient_descent,
     resolve_kernel,
@@ -43,6 +46,13 @@ __all__ = ["MetricKernelRidge", "MetricKernelRidgePath", "metric_kernel_ridge_pa
 
 RANK_RTOL = 1e-6
 MINIBATCH_WINDOW = 10
+FIT_MEMORY_MATRICES = 6  # argument, K, K_c and the gradient weights, twice in a line search
+METRIC_MEMORY_MATRICES = 8  # Sigma, gradient, eigenvectors, candidate..., p x p each
+MAX_TARGET_SPREAD = 1e150  # max |y - mean(y)| whose squares, summed, stay finite
+MEMORY_REMEDY = (
+    "fit on a subsample of the rows (batch_size= bounds the memory of the descent, but the "
+    "final fit on all rows is exact)"
+)
 
 
 class MetricKernelRidge(
@@ -57,6 +67,12 @@ class MetricKernelRidge(
     reduced objective ``J_n(Sigma)`` is minimized by projected gradient descent on the PSD cone
     with Armijo backtracking, started at ``Sigma = I / p``. No rank penalty is used, yet the
     solution is typically exactly low rank; ``transform`` projects on its column space.
+
+    ``Sigma`` is in the units of ``X`` and the descent's ``lr`` and ``tol`` in those of ``y``:
+    standardize both. Features so large next to ``init`` that the kernel vanishes between
+    most pairs of rows (e.g. magnitudes of 1e9 with the default ``init``) are refused with a
+    ValueError, as are targets whose squares overflow float64 and fits whose n x n matrices
+    would not fit in the available memory (``MemoryError``).
 
     Parameters
     ----------
@@ -290,11 +306,26 @@ class MetricKernelRidge(
         y = column_or_1d(y, warn=True).astype(np.float64, copy=False)
         family = self._family()
         n, p = X.shape
+        spread = float(np.max(np.abs(y - np.mean(y)), initial=0.0))
+        if spread > MAX_TARGET_SPREAD:
+            raise ValueError(
+                f"MetricKernelRidge: the targets are too large for float64 (max |y - mean(y)| "
+                f"= {spread:.3g} > {MAX_TARGET_SPREAD:.0e}: J_n, a mean of squared residuals, "
+                "overflows); rescale y (e.g. divide it by its standard deviation)."
+            )
+        check_fit_memory(type(self).__name__, n, FIT_MEMORY_MATRICES, MEMORY_REMEDY)
+        check_memory(
+            (2 if self.diagonal else METRIC_MEMORY_MATRICES) * 8.0 * float(p) ** 2,
+            f"MetricKernelRidge: a metric on p={p} features (p x p float64 matrices)",
+            "reduce the number of features (e.g. PCA or feature selection first)",
+        )
+        Sigma0 = self._initial_metric(p)
+        _check_start(X, Sigma0, family)
         batch = self._batch_sampler(n)
         result = projected_gradient_descent(
             X,
             y,
-            self._initial_metric(p),
+            Sigma0,
             float(self.lam),
             family,
             lr=float(self.lr),
@@ -361,8 +392,14 @@ class MetricKernelRidge(
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        K = kernel_matrix(X, self.X_fit_, self._metric_for_kernel(), self._family())
-        return K @ self.dual_coef_ + self.intercept_
+        metric, family = self._metric_for_kernel(), self._family()
+        out = np.empty(X.shape[0])
+        for rows in row_chunks(X.shape[0], self.X_fit_.shape[0]):
+            K = kernel_matrix(X[rows], self.X_fit_, metric, family)
+            check_finite(K)
+            np.matmul(K, self.dual_coef_, out=out[rows])
+        out += self.intercept_
+        return out
 
     def transform(self, X: Any) -> np.ndarray:
         """Project on the learned subspace: ``X U`` with ``U = V sqrt(D)`` on ``D > 0``.
@@ -382,7 +419,11 @@ class MetricKernelRidge(
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return X @ (self.components_ * np.sqrt(self.eigenvalues_[: self.rank_]))
+        U = self.components_ * np.sqrt(self.eigenvalues_[: self.rank_])
+        out = np.empty((X.shape[0], U.shape[1]))
+        for rows in row_chunks(X.shape[0], max(X.shape[1], U.shape[1])):
+            np.matmul(X[rows], U, out=out[rows])
+        return out
 
     @property
     def _n_features_out(self) -> int:
@@ -393,6 +434,31 @@ class MetricKernelRidge(
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
+
+
+def _check_start(X: np.ndarray, Sigma0: np.ndarray, family: KernelFamily) -> None:
+    """Refuse a start where a distance kernel vanishes between most pairs of rows.
+
+    There (features of huge magnitude next to ``init``, e.g. 1e9 with ``Sigma = I / p``) the
+    kernel matrix is numerically the identity, J_n has no gradient and the fit would silently
+    return ``init`` with an interpolating ridge fit. Checked on at most 500 rows.
+    """
+    if family.kind != "distance" or X.shape[0] < 2:
+        return
+    rows = X[: min(X.shape[0], 500)]
+    with np.errstate(all="ignore"):
+        K = kernel_matrix(rows, None, Sigma0, family)
+        diagonal = float(np.max(np.abs(np.diag(K))))
+    off_diagonal = np.abs(K[~np.eye(K.shape[0], dtype=bool)])
+    if not np.all(np.isfinite(K)) or np.median(off_diagonal) > np.finfo(float).tiny * diagonal:
+        return
+    distances = kernel_argument(rows, None, Sigma0, family)[~np.eye(rows.shape[0], dtype=bool)]
+    raise ValueError(
+        "MetricKernelRidge: at the starting metric the kernel vanishes between most pairs of "
+        f"rows (median squared Sigma-distance {np.median(distances):.3g}), so J_n has no "
+        "gradient and no metric can be learned; standardize X (e.g. sklearn.preprocessing."
+        "StandardScaler) or pass a smaller init."
+    )
 
 
 @dataclass

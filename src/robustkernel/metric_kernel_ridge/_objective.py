@@ -186,7 +186,12 @@ def kernel_argument(
         return D
     YS = Y * Sigma if Sigma.ndim == 1 else Y @ Sigma
     sq_y = np.einsum("ij,ij->i", YS, Y)
-    return sq_x[:, None] + sq_y[None, :] - 2.0 * inner
+    # |x|^2 + |y|^2 - 2 x.y cancels: for nearby rows of large norm it can come out negative
+    # (e.g. -1e2 for rows of norm 1e9), and phi of a negative distance can be astronomically
+    # large (exp(1e2)); a squared distance is >= 0.
+    D = sq_x[:, None] + sq_y[None, :]
+    D -= 2.0 * inner
+    return np.maximum(D, 0.0, out=D)
 
 
 def kernel_matrix(
@@ -369,10 +374,11 @@ def _try_solution(
 ) -> InnerSolution | None:
     """`inner_solution`, or ``None`` when the kernel system is numerically singular / not finite."""
     try:
-        sol = inner_solution(X, y, Sigma, lam, family)
+        with np.errstate(over="ignore", invalid="ignore"):
+            sol = inner_solution(X, y, Sigma, lam, family)
     except (np.linalg.LinAlgError, ValueError):
         return None
-    if not np.isfinite(sol.objective):
+    if not (np.isfinite(sol.objective) and np.isfinite(sol.intercept)):
         return None
     return sol
 
@@ -384,10 +390,42 @@ def _solution_or_raise(
     sol = _try_solution(X, y, Sigma, lam, family)
     if sol is None:
         raise ValueError(
-            "J_n is not finite at the current Sigma (the kernel matrix overflows or is not "
-            "positive semidefinite); rescale X or choose a smaller init."
+            "J_n cannot be evaluated at the current Sigma: "
+            + _failure_cause(X, y, Sigma, lam, family)
         )
     return sol
+
+
+def _failure_cause(
+    X: np.ndarray, y: np.ndarray, Sigma: np.ndarray, lam: float, family: KernelFamily
+) -> str:
+    """Why `inner_solution` failed: kernel overflow, lam too small, y too large, not PSD."""
+    n = X.shape[0]
+    with np.errstate(all="ignore"):
+        K = kernel_matrix(X, None, Sigma, family)
+        spread = float(np.max(np.abs(y - y.mean()), initial=0.0))
+    if not np.all(np.isfinite(K)):
+        return (
+            "the kernel matrix overflows (NaN or infinity); rescale X (e.g. StandardScaler) "
+            "or choose a smaller init."
+        )
+    kernel_scale = float(np.max(np.abs(K), initial=0.0))
+    if n * lam <= n * np.finfo(float).eps * kernel_scale:
+        return (
+            f"K_c + n lam I is numerically singular: lam={lam:.3g} is too small next to the "
+            f"kernel's scale (n lam = {n * lam:.3g}, max |K| = {kernel_scale:.3g}; the centred "
+            "kernel K_c is singular); increase lam."
+        )
+    if not np.isfinite(spread**2 / (n * lam)):
+        return (
+            f"J_n overflows float64 for targets of this magnitude (max |y - mean(y)| = "
+            f"{spread:.3g}, lam={lam:.3g}); rescale y (e.g. divide it by its standard "
+            "deviation)."
+        )
+    return (
+        "K_c + n lam I is not positive definite: the kernel is not positive semidefinite "
+        "(check a callable (phi, dphi) kernel), or rescale X or choose a smaller init."
+    )
 
 
 def _rows(

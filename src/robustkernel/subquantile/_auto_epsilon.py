@@ -43,7 +43,7 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.stats import chi2
 
-from ._features import row_chunks
+from .._memory import row_chunks
 from ._objective import Evaluation, FeatureProblem, Problem
 
 REGRESSION_START = 0.4
@@ -73,11 +73,14 @@ def classification_start(Y: np.ndarray) -> float:
 def regression_flags(problem: Problem | FeatureProblem, evaluation: Evaluation) -> np.ndarray:
     """Rows whose studentized squared residual is beyond the chi^2 cutoff of the robust scale."""
     mask = evaluation.mask
-    if isinstance(problem, FeatureProblem):
-        factors = _feature_residual_variance_factors(problem, mask)
-    else:
-        factors = _residual_variance_factors(problem, mask)
-    losses = evaluation.losses * factors
+    # A row of leverage 1 (e.g. the only row, or one row per intercept and coefficient) has a
+    # residual of 0 whatever its target: no evidence either way, so it is never flagged.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if isinstance(problem, FeatureProblem):
+            factors = _feature_residual_variance_factors(problem, mask)
+        else:
+            factors = _residual_variance_factors(problem, mask)
+        losses = np.where(np.isfinite(factors), evaluation.losses * factors, 0.0)
     C = problem.n_outputs
     variance = np.median(losses[mask]) / chi2.ppf(mask.mean() / 2.0, df=C)
     return losses > variance * chi2.ppf(REGRESSION_LEVEL, df=C)

@@ -20,7 +20,12 @@ from tqdm.auto import tqdm
 
 from .._fractions import n_kept
 from .._kernel_model.estimator import KERNEL_CONSTRAINTS, KernelModel
-from .._kernel_model.kernels import compute_kernel
+from .._kernel_model.kernels import (
+    NON_FINITE_FEATURES,
+    check_finite,
+    compute_kernel,
+    non_finite_error,
+)
 from .._kernel_model.losses import Loss
 from . import _auto_epsilon
 from ._features import APPROXIMATIONS, fit_feature_map, predict_in_chunks, transform_in_chunks
@@ -139,8 +144,14 @@ class BaseSubquantile(KernelModel):
             )
 
     def _fit_coefficients(self, X: np.ndarray, Y: np.ndarray, loss: Loss) -> None:
-        """Fit the coefficients on the kernel (or features) of X and set the fitted attributes."""
+        """Fit the coefficients on the kernel (or features) of X and set the fitted attributes.
+
+        Squared-loss targets are fitted divided by a power of two (``Loss.target_scale``) and
+        the model scaled back in ``_set_fitted``: exact, and no squared residual overflows.
+        """
         self._check_solver_options()
+        self._target_scale = loss.target_scale(Y)
+        Y = Y / self._target_scale
         problem, feature_map = self._build_problem(X, Y, loss)
         if isinstance(problem, FeatureProblem):
             fitter = self._feature_subset_fitter(problem)
@@ -149,7 +160,10 @@ class BaseSubquantile(KernelModel):
         else:
             fitter = self._subset_fitter(problem)
         fit_subset = partial(fit_in_ball, fitter.fit, problem)
-        w, b = initial_coefficients(problem, self.init, fit_subset, self.random_state)
+        init = self.init
+        if not isinstance(init, str):
+            init = np.asarray(init, dtype=float) / self._target_scale
+        w, b = initial_coefficients(problem, init, fit_subset, self.random_state)
         result = self._run_solver(problem, fit_subset, w, b)
         self.best_start_ = 0
         for start, subset in enumerate(self._random_subsets(problem), start=1):
@@ -197,27 +211,47 @@ class BaseSubquantile(KernelModel):
             "alpha": float(self.alpha),
             "k": n_kept(X.shape[0], start),
             "fit_intercept": self.fit_intercept,
-            "radius": self.radius,
+            "radius": None if self.radius is None else self.radius / self._target_scale,
         }
         if self.n_components is None:
             if self.device is None:
+                self._check_fit_memory(X.shape[0])
                 K = compute_kernel(X, None, self.kernel, params)
-                finite = bool(np.all(np.isfinite(K)))
+                check_finite(K)
             else:
                 K = _load_torch_backend().DeviceKernel.compute(X, self.kernel, params, self.device)
-                finite = K.all_finite()
-            if not finite:
-                raise ValueError(
-                    "The kernel matrix contains NaN or infinity; check X and the kernel."
-                )
+                if not K.all_finite():
+                    raise non_finite_error()
             return Problem(K=K, **common), None
-        feature_map = fit_feature_map(
-            self.approximation, self.n_components, self.kernel, params, self.random_state, X
-        )
+        try:
+            feature_map = fit_feature_map(
+                self.approximation, self.n_components, self.kernel, params, self.random_state, X
+            )
+        except np.linalg.LinAlgError as error:  # the SVD of a landmark block with NaN or inf
+            raise non_finite_error(NON_FINITE_FEATURES) from error
         Z = transform_in_chunks(feature_map, X, np.dtype(self.dtype))
-        if not np.all(np.isfinite(Z)):
-            raise ValueError("The kernel features contain NaN or infinity; check X and the kernel.")
+        self._check_landmark_kernel(X, feature_map, common)
         return FeatureProblem(Z=Z, **common), feature_map
+
+    def _check_landmark_kernel(
+        self, X: np.ndarray, feature_map: TransformerMixin, common: dict[str, Any]
+    ) -> None:
+        """The exact model's positive-definiteness check, on the m x m landmark kernel block.
+
+        The exact path refuses a kernel that is not positive semidefinite when its subset fitter
+        factorizes the kernel matrix; Nystroem features run the same fitter's check on the
+        landmark rows, where they use the kernel (random Fourier features are PSD by design).
+        """
+        landmarks = getattr(feature_map, "component_indices_", None)
+        if landmarks is None:
+            return
+        if self.kernel == "precomputed":
+            K = X[np.ix_(landmarks, landmarks)]
+        else:
+            K = compute_kernel(X[landmarks], None, self.kernel, self._kernel_parameters())
+        check_finite(K)
+        landmark_common = {**common, "Y": common["Y"][landmarks], "k": landmarks.size}
+        self._subset_fitter(Problem(K=np.asarray(K, dtype=float), **landmark_common))
 
     def _estimate_epsilon(
         self, problem: Problem | FeatureProblem, fit_subset, result: SolverResult
@@ -257,7 +291,7 @@ class BaseSubquantile(KernelModel):
                     tol=self.tol,
                     n_iter_no_change=self.n_iter_no_change,
                     momentum=self.momentum,
-                    smoothing=self.smoothing,
+                    smoothing=self._scaled_smoothing(),
                     line_search=self.line_search,
                     progress=progress,
                 )
@@ -270,6 +304,14 @@ class BaseSubquantile(KernelModel):
             )
         return result
 
+    def _scaled_smoothing(self) -> float | None:
+        """``smoothing`` in the units of the scaled losses (losses / target_scale^2)."""
+        if self.smoothing is None:
+            return None
+        with np.errstate(over="ignore"):
+            value = np.float64(self.smoothing) * np.float64(self._target_scale) ** 2
+        return float(min(value, np.finfo(float).max))
+
     def _set_fitted(
         self,
         X: np.ndarray,
@@ -280,16 +322,20 @@ class BaseSubquantile(KernelModel):
         evaluation = result.evaluation
         for stale in ("X_fit_", "dual_coef_", "feature_map_", "coef_"):
             self.__dict__.pop(stale, None)
+        scale = self._target_scale
+        w, b = result.w * scale, result.b * scale
         if feature_map is None:
-            self._set_dual_model(X, result.w, result.b)
+            self._set_dual_model(X, w, b)
         else:
             self.feature_map_ = feature_map
-            self.coef_, self.intercept_ = self._output_shapes(result.w, result.b)
+            self.coef_, self.intercept_ = self._output_shapes(w, b)
+        with np.errstate(over="ignore"):  # losses of targets beyond 1e154 overflow to inf
+            squared_scale = np.float64(scale) ** 2
+            self.outlier_scores_ = evaluation.losses * squared_scale
+            self.threshold_ = float(evaluation.threshold * squared_scale)
+            self.objective_history_ = np.asarray(result.history) * squared_scale
         self.inlier_mask_ = evaluation.mask
-        self.outlier_scores_ = evaluation.losses
-        self.threshold_ = evaluation.threshold
         self.n_iter_ = result.n_iter
-        self.objective_history_ = np.asarray(result.history)
         self.converged_ = result.converged
 
     # -- prediction --------------------------------------------------------------------------

@@ -125,7 +125,11 @@ _ATTRIBUTES_DOC = """
     inlier_mask_ : ndarray of bool, shape (n_samples,)
         True for the k rows in the final subquantile; False marks a suspected outlier.
     outlier_scores_ : ndarray of shape (n_samples,)
-        Final per-row training loss; larger is more suspect.
+        Final per-row training loss; larger is more suspect. Regression fits the targets
+        divided by a power of two near their median magnitude and scales the model back
+        (exact), so targets of any magnitude fit alike; losses of targets beyond ~1e154 are
+        then inf here and in ``threshold_`` and ``objective_history_`` (the squares overflow
+        float64), which does not affect the fit.
     threshold_ : float
         The k-th smallest loss: rows scoring above it are flagged.
     n_iter_ : int

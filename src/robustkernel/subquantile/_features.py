@@ -1,13 +1,12 @@
 """Approximate kernel feature maps (Nystroem, random Fourier features) and chunked products.
 
 The feature matrix Z (n x m) is the only O(n m) object of an approximate fit; every product with
-it runs over blocks of rows, so temporaries stay at one block (``CHUNK_ELEMENTS`` entries)
-whatever n is, and a float32 Z is promoted to float64 one block at a time.
+it runs over blocks of rows (:func:`robustkernel._memory.row_chunks`), so temporaries stay at one
+block whatever n is, and a float32 Z is promoted to float64 one block at a time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -15,15 +14,10 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.kernel_approximation import Nystroem, RBFSampler
 from sklearn.utils import check_random_state
 
+from .._kernel_model.kernels import NON_FINITE_FEATURES, check_finite
+from .._memory import row_chunks
+
 APPROXIMATIONS = ("nystroem", "rff")
-CHUNK_ELEMENTS = 2**22  # entries of one block of rows of Z (32 MiB in float64)
-
-
-def row_chunks(n_rows: int, n_columns: int) -> Iterator[slice]:
-    """Consecutive row slices holding about ``CHUNK_ELEMENTS`` entries of an n x m matrix."""
-    step = max(1, CHUNK_ELEMENTS // max(n_columns, 1))
-    for start in range(0, n_rows, step):
-        yield slice(start, min(start + step, n_rows))
 
 
 def chunked_product(Z: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -53,9 +47,9 @@ def fit_feature_map(
     """A sklearn transformer fitted on X whose features satisfy z(x)^T z(x') ~ k(x, x').
 
     ``params`` are the keyword arguments of ``pairwise_kernels`` (see
-    :func:`robustkernel._kernels.kernel_params`); for ``kernel="precomputed"`` X is the kernel
-    matrix. More landmarks than rows are capped at the number of rows (Nystroem on every row
-    represents the kernel exactly).
+    :func:`robustkernel._kernel_model.kernels.kernel_params`); for ``kernel="precomputed"`` X is
+    the kernel matrix. More landmarks than rows are capped at the number of rows (Nystroem on
+    every row represents the kernel exactly).
     """
     if approximation == "rff":
         if kernel != "rbf":
@@ -65,8 +59,18 @@ def fit_feature_map(
             )
         gamma = params["gamma"] if params["gamma"] is not None else 1.0 / X.shape[1]
         feature_map = RBFSampler(gamma=gamma, n_components=n_components, random_state=random_state)
+    else:
+        n_landmarks = min(n_components, X.shape[0])
+        feature_map = _nystroem(n_landmarks, kernel, params, random_state)
+    with np.errstate(over="ignore", invalid="ignore"):  # checked: transform_in_chunks
         return feature_map.fit(X)
-    n_components = min(n_components, X.shape[0])
+
+
+def _nystroem(
+    n_components: int, kernel: Any, params: dict[str, Any], random_state: Any
+) -> TransformerMixin:
+    """The unfitted Nystroem map of ``kernel`` (of a precomputed kernel matrix, a callable or a
+    named kernel) with ``n_components`` landmarks."""
     if kernel == "precomputed":
         feature_map = PrecomputedNystroem(n_components=n_components, random_state=random_state)
     elif callable(kernel):
@@ -80,23 +84,34 @@ def fit_feature_map(
         feature_map = Nystroem(
             kernel=kernel, n_components=n_components, random_state=random_state, **params
         )
-    return feature_map.fit(X)
+    return feature_map
 
 
 def transform_in_chunks(feature_map: TransformerMixin, X: np.ndarray, dtype: Any) -> np.ndarray:
-    """``feature_map.transform(X)`` built block by block of rows, stored in ``dtype``."""
+    """``feature_map.transform(X)`` built block by block of rows, stored in ``dtype``.
+
+    Raises ValueError if the features hold NaN or infinity (e.g. a callable kernel).
+    """
     n_components = feature_map.n_components
     Z = np.empty((X.shape[0], n_components), dtype=dtype)
     for rows in row_chunks(X.shape[0], max(n_components, X.shape[1])):
-        Z[rows] = feature_map.transform(X[rows])
+        with np.errstate(over="ignore", invalid="ignore"):
+            Z[rows] = feature_map.transform(X[rows])
+        check_finite(Z[rows], NON_FINITE_FEATURES)
     return Z
 
 
 def predict_in_chunks(feature_map: TransformerMixin, X: np.ndarray, coef: np.ndarray) -> np.ndarray:
-    """``feature_map.transform(X) @ coef`` block by block of rows, never holding all features."""
+    """``feature_map.transform(X) @ coef`` block by block of rows, never holding all features.
+
+    Raises ValueError if a block of features holds NaN or infinity (e.g. a callable kernel).
+    """
     out = np.empty((X.shape[0], coef.shape[1]))
     for rows in row_chunks(X.shape[0], max(coef.shape[0], X.shape[1])):
-        out[rows] = feature_map.transform(X[rows]) @ coef
+        with np.errstate(over="ignore", invalid="ignore"):
+            features = feature_map.transform(X[rows])
+        check_finite(features, NON_FINITE_FEATURES)
+        out[rows] = features @ coef
     return out
 
 

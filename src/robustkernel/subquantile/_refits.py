@@ -25,7 +25,7 @@ import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve, solve, solve_triangular
 from scipy.optimize import brentq, minimize
 
-from ._features import row_chunks
+from .._memory import row_chunks
 from ._objective import Coefficients, FeatureProblem, Problem
 
 _AMORTIZED_ITERATIONS = 3
@@ -37,10 +37,7 @@ class RidgeSubsetFitter:
     def __init__(self, problem: Problem) -> None:
         self.problem = problem
         n = problem.n_samples
-        try:
-            self._full = cho_factor(_shifted(problem.K, problem.alpha))
-        except LinAlgError as error:
-            raise ValueError(NOT_PSD) from error
+        self._full = positive_definite_factor(problem.K, problem.alpha)
         self._inverse_columns = np.empty((n, 0))
         self._position = np.full(n, -1)
 
@@ -311,6 +308,14 @@ def _shifted(K: np.ndarray, shift: float) -> np.ndarray:
     A = K.copy()
     A.flat[:: A.shape[0] + 1] += shift
     return A
+
+
+def positive_definite_factor(K: np.ndarray, alpha: float) -> tuple[np.ndarray, bool]:
+    """``cho_factor(K + alpha I)``; ValueError (:data:`NOT_PSD`) if it is not positive definite."""
+    try:
+        return cho_factor(_shifted(K, alpha))
+    except LinAlgError as error:
+        raise ValueError(NOT_PSD) from error
 
 
 NOT_PSD = (
