@@ -30,6 +30,7 @@ from .._kernel_model.losses import Loss
 from . import _auto_epsilon
 from ._features import APPROXIMATIONS, fit_feature_map, predict_in_chunks, transform_in_chunks
 from ._objective import Evaluation, FeatureProblem, Problem
+from ._refine import BIWEIGHT_C, Refinement, biweight_refinement
 from ._refits import fit_in_ball
 from ._solvers import SolverResult, alternating, gradient_method, initial_coefficients
 
@@ -57,6 +58,7 @@ class BaseSubquantile(KernelModel):
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "init_size": [Interval(Integral, 2, None, closed="left")],
         "radius": [Interval(Real, 0.0, None, closed="neither"), None],
+        "refine": [StrOptions({"biweight"}), None],
         "smoothing": [Interval(Real, 0.0, None, closed="neither"), None],
         "momentum": [Interval(Real, 0.0, 1.0, closed="left")],
         "line_search": ["boolean"],
@@ -69,6 +71,7 @@ class BaseSubquantile(KernelModel):
     _feature_subset_fitter: ClassVar[type]
     _outlier_flags: ClassVar[Callable[[Problem, Evaluation], np.ndarray]]
     _auto_start: ClassVar[Callable[[np.ndarray], float]]
+    _refinements: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(
         self,
@@ -91,6 +94,7 @@ class BaseSubquantile(KernelModel):
         n_init: int = 1,
         init_size: int = 20,
         radius: float | None = None,
+        refine: str | None = None,
         smoothing: float | None = None,
         momentum: float = 0.9,
         line_search: bool = False,
@@ -117,6 +121,7 @@ class BaseSubquantile(KernelModel):
         self.n_init = n_init
         self.init_size = init_size
         self.radius = radius
+        self.refine = refine
         self.smoothing = smoothing
         self.momentum = momentum
         self.line_search = line_search
@@ -136,6 +141,16 @@ class BaseSubquantile(KernelModel):
         if self.line_search and self.solver != "gd":
             raise ValueError(
                 f"line_search=True is only available with solver='gd', got {self.solver!r}."
+            )
+        if self.refine is not None and self.refine not in self._refinements:
+            raise ValueError(
+                f"refine={self.refine!r} is not available for {type(self).__name__}; "
+                f"choose from {sorted(self._refinements) or 'none'} or None."
+            )
+        if self.refine is not None and (self.radius is not None or self.device is not None):
+            raise ValueError(
+                "refine= runs on the CPU without the norm-ball constraint: it is not available "
+                "with radius or device."
             )
         if self.device is not None and (self.n_components is not None or self.epsilon == "auto"):
             raise ValueError(
@@ -174,7 +189,10 @@ class BaseSubquantile(KernelModel):
         if self.epsilon == "auto":
             problem, result = self._estimate_epsilon(problem, fit_subset, result)
         self.epsilon_ = 1.0 - problem.k / problem.n_samples
-        self._set_fitted(X, problem, result, feature_map)
+        refinement = None
+        if self.refine == "biweight" and self.epsilon != 0:
+            refinement = biweight_refinement(problem, result.evaluation.mask)
+        self._set_fitted(X, problem, result, feature_map, refinement)
 
     def _random_subsets(self, problem: Problem | FeatureProblem) -> list[np.ndarray]:
         """Masks of the ``n_init - 1`` random starting subsets of ``init_size`` rows.
@@ -318,12 +336,21 @@ class BaseSubquantile(KernelModel):
         problem: Problem | FeatureProblem,
         result: SolverResult,
         feature_map: TransformerMixin | None,
+        refinement: Refinement | None = None,
     ) -> None:
         evaluation = result.evaluation
         for stale in ("X_fit_", "dual_coef_", "feature_map_", "coef_"):
             self.__dict__.pop(stale, None)
         scale = self._target_scale
-        w, b = result.w * scale, result.b * scale
+        w, b = result.w, result.b
+        losses, threshold, kept = evaluation.losses, evaluation.threshold, evaluation.mask
+        self.row_weights_ = kept.astype(float)
+        if refinement is not None:
+            w, b = refinement.w, refinement.b
+            losses = problem.loss.loss(problem.apply(w) + b, problem.Y)
+            threshold = (BIWEIGHT_C * refinement.scale) ** 2
+            kept, self.row_weights_ = refinement.weights > 0, refinement.weights
+        w, b = w * scale, b * scale
         if feature_map is None:
             self._set_dual_model(X, w, b)
         else:
@@ -331,10 +358,10 @@ class BaseSubquantile(KernelModel):
             self.coef_, self.intercept_ = self._output_shapes(w, b)
         with np.errstate(over="ignore"):  # losses of targets beyond 1e154 overflow to inf
             squared_scale = np.float64(scale) ** 2
-            self.outlier_scores_ = evaluation.losses * squared_scale
-            self.threshold_ = float(evaluation.threshold * squared_scale)
+            self.outlier_scores_ = losses * squared_scale
+            self.threshold_ = float(threshold * squared_scale)
             self.objective_history_ = np.asarray(result.history) * squared_scale
-        self.inlier_mask_ = evaluation.mask
+        self.inlier_mask_ = kept
         self.n_iter_ = result.n_iter
         self.converged_ = result.converged
 

@@ -85,6 +85,18 @@ _PARAMETERS_DOC = """
     radius : float, default=None
         Optional constraint ||f||_H <= radius (||theta|| <= radius with ``n_components``;
         projection for the gradient solvers, exact constrained refit for "alternating").
+    refine : {"biweight"} or None, default=None
+        Regression only. None: the trimmed fit as it is (the papers' estimator). "biweight":
+        then an M-step, as MM-estimators follow a high-breakdown start: iteratively reweighted
+        kernel ridge with Tukey's biweight (c = 4.685) on honest residuals (leave-one-out for
+        the rows the fit sees) scaled by 1.4826 x their median under the trimmed fit. A kept
+        corrupted row can no longer drag the fit (its weight falls to 0 beyond c scales) and
+        clean rows the trim dropped come back; but where the model's bias dominates the
+        residuals it down-weights clean rows too (measured in the module docstring of
+        ``robustkernel.subquantile._refine``). ``inlier_mask_`` then marks the rows of positive
+        weight, ``row_weights_`` the weights and ``threshold_`` the squared residual (c x scale)^2
+        beyond which a row has weight 0. Not run when epsilon=0 (the ordinary fit), nor
+        available with ``radius`` or ``device``.
     smoothing : float, default=None
         Gradient solvers only: replace the hard subquantile by the weights
         sigmoid(smoothing * (threshold - loss_i)); larger is closer to the hard version.
@@ -131,7 +143,11 @@ _ATTRIBUTES_DOC = """
         then inf here and in ``threshold_`` and ``objective_history_`` (the squares overflow
         float64), which does not affect the fit.
     threshold_ : float
-        The k-th smallest loss: rows scoring above it are flagged.
+        The k-th smallest loss: rows scoring above it are flagged (with ``refine``: the loss
+        beyond which a row gets weight 0).
+    row_weights_ : ndarray of shape (n_samples,)
+        Weight of each row in the final fit: 1 for kept rows and 0 for trimmed ones, or the
+        biweight weights in [0, 1] with ``refine="biweight"``.
     n_iter_ : int
         Iterations run (subset refits for "alternating").
     objective_history_ : ndarray of shape (n_iter_ + 1,)
@@ -179,6 +195,7 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
 
     _subset_fitter = RidgeSubsetFitter
     _feature_subset_fitter = FeatureRidgeSubsetFitter
+    _refinements = frozenset({"biweight"})
     _outlier_flags = staticmethod(regression_flags)
     _auto_start = staticmethod(regression_start)
 
