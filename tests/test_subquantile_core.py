@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import warnings
 
 import numpy as np
@@ -15,7 +16,7 @@ from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel._fractions import n_kept
 from robustkernel._kernel_model.losses import BinaryLogLoss, SoftmaxLoss, SquaredLoss
 from robustkernel.corruption import contaminated_split
-from robustkernel.subquantile._objective import Problem, subquantile
+from robustkernel.subquantile._objective import ClassFloors, Problem, subquantile
 from robustkernel.subquantile._refits import RidgeSubsetFitter
 from robustkernel.subquantile._solvers import _gradient
 
@@ -303,3 +304,49 @@ def test_array_init_and_convergence_warning():
         ).fit(X, y)
     assert not model.converged_
     assert model.n_iter_ == 3
+
+
+def _brute_force_constrained_subquantile(losses, labels, minimum, k):
+    """The kept set of least total loss with >= minimum[c] rows of each class c, by search."""
+    best, best_set = np.inf, None
+    n = losses.size
+    for size in range(k, n + 1):
+        for rows in itertools.combinations(range(n), size):
+            kept = np.zeros(n, dtype=bool)
+            kept[list(rows)] = True
+            if np.all(np.bincount(labels[kept], minlength=minimum.size) >= minimum):
+                if losses[kept].sum() < best - 1e-12:
+                    best, best_set = losses[kept].sum(), kept
+        if best_set is not None:
+            return best_set
+    raise AssertionError("no feasible set")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_class_floors_keep_the_least_loss_set_that_meets_them(seed):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 3, size=9)
+    labels[:3] = [0, 1, 2]
+    losses = rng.exponential(size=9) + 3.0 * (labels == 2)  # class 2 costs most
+    floors = ClassFloors(labels, (np.bincount(labels, minlength=3) + 1) // 2)
+    for k in (3, 5, 7):
+        mask, _ = subquantile(losses, k, floors)
+        expected = _brute_force_constrained_subquantile(losses, labels, floors.minimum, k)
+        np.testing.assert_array_equal(mask, expected)
+
+
+def test_epsilon_auto_keeps_every_class_of_digits_with_random_labels():
+    """A misfit (features in [0, 1], alpha = 1) gives whole classes low probabilities; 30%
+    random labels then drove epsilon="auto" to trim classes away."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    rng = np.random.default_rng(6)
+    rows = rng.choice(len(y), 600, replace=False)
+    X, y = X[rows] / 16.0, y[rows].copy()
+    flipped = rng.choice(600, 180, replace=False)
+    y[flipped] = rng.integers(0, 10, size=180)
+    model = SubquantileKernelClassifier(epsilon="auto").fit(X, y)
+    kept = np.bincount(y[model.inlier_mask_], minlength=10)
+    assert np.all(kept >= (np.bincount(y, minlength=10) + 1) // 2)
+    assert np.unique(model.predict(X)).size == 10

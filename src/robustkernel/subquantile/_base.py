@@ -29,7 +29,7 @@ from .._kernel_model.kernels import (
 from .._kernel_model.losses import Loss
 from . import _auto_epsilon
 from ._features import APPROXIMATIONS, fit_feature_map, predict_in_chunks, transform_in_chunks
-from ._objective import Evaluation, FeatureProblem, Problem
+from ._objective import ClassFloors, Evaluation, FeatureProblem, Problem
 from ._refine import BIWEIGHT_C, Refinement, biweight_refinement
 from ._refits import fit_in_ball
 from ._solvers import SolverResult, alternating, gradient_method, initial_coefficients
@@ -72,6 +72,7 @@ class BaseSubquantile(KernelModel):
     _outlier_flags: ClassVar[Callable[[Problem, Evaluation], np.ndarray]]
     _auto_start: ClassVar[Callable[[np.ndarray], float]]
     _refinements: ClassVar[frozenset[str]] = frozenset()
+    _keeps_every_class: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -188,7 +189,7 @@ class BaseSubquantile(KernelModel):
                 result, self.best_start_ = candidate, start
         if self.epsilon == "auto":
             problem, result = self._estimate_epsilon(problem, fit_subset, result)
-        self.epsilon_ = 1.0 - problem.k / problem.n_samples
+        self.epsilon_ = 1.0 - float(result.evaluation.mask.mean())
         refinement = None
         if self.refine == "biweight" and self.epsilon != 0:
             refinement = biweight_refinement(problem, result.evaluation.mask)
@@ -230,6 +231,7 @@ class BaseSubquantile(KernelModel):
             "k": n_kept(X.shape[0], start),
             "fit_intercept": self.fit_intercept,
             "radius": None if self.radius is None else self.radius / self._target_scale,
+            "floors": ClassFloors.half_of_each_class(Y) if self._keeps_every_class else None,
         }
         if self.n_components is None:
             if self.device is None:
@@ -268,7 +270,12 @@ class BaseSubquantile(KernelModel):
         else:
             K = compute_kernel(X[landmarks], None, self.kernel, self._kernel_parameters())
         check_finite(K)
-        landmark_common = {**common, "Y": common["Y"][landmarks], "k": landmarks.size}
+        landmark_common = {
+            **common,
+            "Y": common["Y"][landmarks],
+            "k": landmarks.size,
+            "floors": None,
+        }
         self._subset_fitter(Problem(K=np.asarray(K, dtype=float), **landmark_common))
 
     def _estimate_epsilon(

@@ -157,7 +157,8 @@ _ATTRIBUTES_DOC = """
     best_start_ : int
         The start whose fit was kept: 0 for ``init``, i >= 1 for the i-th random subset.
     epsilon_ : float
-        Fraction of the rows trimmed, 1 - k / n: the estimate when epsilon="auto".
+        Fraction of the rows trimmed, 1 - k / n: the estimate when epsilon="auto" (classifiers:
+        less where keeping half of every class required more than k rows).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -231,7 +232,12 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
 
     Minimizes sum_{i in S(f)} l_i(f) + alpha ||f||_H^2 with the binary cross-entropy on logits
     (two classes) or the softmax cross-entropy (more classes); S(f) holds the
-    k = ceil((1 - epsilon) n) rows with the smallest loss.
+    k = ceil((1 - epsilon) n) rows with the smallest loss, under one guard: S keeps at least
+    half of the rows of every class (the smallest losses of each class first, then the smallest
+    of the rest). Without it a misfit that gives every row of a class a low probability let
+    epsilon="auto" trim the class away, and the fit never predicted it (digits, features in
+    [0, 1], 30% random labels: 6 or 7 of the 10 classes predicted in 6 of 6 fits; with the guard,
+    all 10).
 """
         + _PARAMETERS_DOC
         + """
@@ -262,6 +268,7 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
     _feature_subset_fitter = LbfgsSubsetFitter
     _outlier_flags = staticmethod(classification_flags)
     _auto_start = staticmethod(classification_start)
+    _keeps_every_class = True
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> SubquantileKernelClassifier:

@@ -27,14 +27,50 @@ Coefficients = tuple[np.ndarray, np.ndarray]
 """Dual coefficients (or feature weights) w of shape (n, C) and intercept b of shape (C,)."""
 
 
-def subquantile(losses: np.ndarray, k: int) -> tuple[np.ndarray, float]:
+@dataclass(frozen=True)
+class ClassFloors:
+    """Classifiers keep at least ``minimum[c]`` rows of each class c (``labels``: class per row).
+
+    With ``minimum`` = half of each class, no trim (a given epsilon, or one estimated by
+    epsilon="auto" from a misfit that gives every row of a class a low probability) can remove
+    a class: a fit that never sees a class never predicts it.
+    """
+
+    labels: np.ndarray
+    minimum: np.ndarray
+
+    @classmethod
+    def half_of_each_class(cls, Y: np.ndarray) -> ClassFloors:
+        """Floors of ceil(n_c / 2) for the encoded labels ``Y`` ({0, 1} column or one-hot)."""
+        labels = Y[:, 0].astype(int) if Y.shape[1] == 1 else np.argmax(Y, axis=1)
+        counts = np.bincount(labels)
+        return cls(labels, (counts + 1) // 2)
+
+
+def subquantile(
+    losses: np.ndarray, k: int, floors: ClassFloors | None = None
+) -> tuple[np.ndarray, float]:
     """Mask of the k rows with the smallest loss (ties broken by row index) and the threshold.
 
-    The threshold is the k-th smallest loss: the maximizing t of the papers' g(t, f).
+    The threshold is the k-th smallest loss: the maximizing t of the papers' g(t, f). With
+    ``floors``, the mask minimizes the sum of the kept losses under the floors: the
+    ``minimum[c]`` smallest losses of each class c first, then the smallest of the rest up to
+    k rows in all (more if the floors alone exceed k); the threshold stays the k-th smallest
+    loss overall.
     """
     order = np.argsort(losses, kind="stable")
     mask = np.zeros(losses.shape[0], dtype=bool)
-    mask[order[:k]] = True
+    if floors is None:
+        mask[order[:k]] = True
+    else:
+        labels = floors.labels[order]
+        rank_in_class = np.zeros(order.size, dtype=int)
+        for label in np.unique(labels):
+            rank_in_class[labels == label] = np.arange(np.count_nonzero(labels == label))
+        required = rank_in_class < floors.minimum[labels]
+        mask[order[required]] = True
+        rest = order[~required][: max(k - int(required.sum()), 0)]
+        mask[rest] = True
     return mask, float(losses[order[k - 1]])
 
 
@@ -64,6 +100,7 @@ class _Objective:
     k: int
     fit_intercept: bool
     radius: float | None
+    floors: ClassFloors | None
 
     @property
     def n_samples(self) -> int:
@@ -109,7 +146,7 @@ class _Objective:
             Kw = self.apply(w)
         F = Kw + b
         losses = self.loss.loss(F, self.Y)
-        mask, threshold = subquantile(losses, self.k)
+        mask, threshold = subquantile(losses, self.k, self.floors)
         objective = float(losses[mask].sum() + self.alpha * self.squared_norm(w, Kw))
         return Evaluation(F, Kw, losses, mask, threshold, objective)
 
@@ -147,6 +184,7 @@ class Problem(_Objective):
     k: int
     fit_intercept: bool
     radius: float | None = None
+    floors: ClassFloors | None = None
 
     @property
     def n_coefficients(self) -> int:
@@ -183,6 +221,7 @@ class FeatureProblem(_Objective):
     k: int
     fit_intercept: bool
     radius: float | None = None
+    floors: ClassFloors | None = None
 
     @property
     def n_coefficients(self) -> int:
