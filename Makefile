@@ -12,7 +12,7 @@ OLDEST_TESTS := tests/test_subquantile_estimators.py tests/test_baselines.py \
 	tests/test_metric_kernel_ridge.py
 ONE_THREAD := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
-.PHONY: venv demo test lint wheel-check test-oldest bench bench-peers reproduce clean
+.PHONY: venv demo test lint wheel-check test-oldest bench bench-peers bench-robust reproduce clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -69,6 +69,12 @@ bench-peers: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[peers]"
 	-$(BIN)/python -m pip install --quiet scikit-learn-extra
 	$(BIN)/python benchmarks/bench_peers.py --data-home ../shared/datasets
+
+# Robust methods on contaminated data, 5 seeds (the runs are cached in benchmarks/.cache/, so an
+# interrupted run resumes): installs the optional peers (cleanlab, statsmodels) first.
+bench-robust: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[bench]"
+	$(BIN)/python benchmarks/bench_robust.py --data-home ../shared/datasets
 
 reproduce: $(STAMP)
 	$(BIN)/robustkernel reproduce all --n-jobs -1
