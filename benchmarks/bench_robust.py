@@ -818,6 +818,16 @@ REGRESSION_METHODS: dict[str, Method] = {
         library=True,
         unavailable=_no_biweight,
     ),
+    "subq_tuned": Method(
+        lambda c: SubquantileKernelRegressor(epsilon=c.eps, alpha="auto", gamma="auto"),
+        'SubquantileKernelRegressor(epsilon=true eps, alpha="auto", gamma="auto")',
+        library=True,
+    ),
+    "subq_tuned_auto": Method(
+        lambda c: SubquantileKernelRegressor(epsilon="auto", alpha="auto", gamma="auto"),
+        'SubquantileKernelRegressor(epsilon="auto", alpha="auto", gamma="auto"): no knobs',
+        library=True,
+    ),
     "krr_cv": Method(
         krr_cv,
         f"KernelRidge(rbf), {CV_FOLDS}-fold GridSearchCV: alpha in logspace(-3, 1, 5) x gamma "

@@ -68,7 +68,9 @@ class KernelModel(BaseEstimator):
         return compute_kernel(X, Y, self.kernel, self._kernel_parameters())
 
     def _kernel_parameters(self) -> dict[str, Any]:
-        return kernel_params(self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params)
+        # gamma_: the gamma a fit chose (gamma="auto"), set at the start of every such fit.
+        gamma = getattr(self, "gamma_", self.gamma)
+        return kernel_params(self.kernel, gamma, self.degree, self.coef0, self.kernel_params)
 
     def _check_fit_memory(self, n_samples: int) -> None:
         """Refuse an exact fit whose n x n matrices would not fit in the available memory."""

@@ -24,10 +24,11 @@ from .._kernel_model.kernels import (
     NON_FINITE_FEATURES,
     check_finite,
     compute_kernel,
+    kernel_params,
     non_finite_error,
 )
 from .._kernel_model.losses import Loss
-from . import _auto_epsilon
+from . import _auto_epsilon, _hyperparameters
 from ._features import APPROXIMATIONS, fit_feature_map, predict_in_chunks, transform_in_chunks
 from ._objective import ClassFloors, Evaluation, FeatureProblem, Problem
 from ._refine import BIWEIGHT_C, Refinement, biweight_refinement
@@ -47,6 +48,8 @@ class BaseSubquantile(KernelModel):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
+        "alpha": [*KERNEL_CONSTRAINTS["alpha"], StrOptions({"auto"})],
+        "gamma": [*KERNEL_CONSTRAINTS["gamma"], StrOptions({"auto"})],
         "epsilon": [Interval(Real, 0.0, 0.5, closed="left"), StrOptions({"auto"})],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "approximation": [StrOptions(set(APPROXIMATIONS))],
@@ -73,6 +76,7 @@ class BaseSubquantile(KernelModel):
     _auto_start: ClassVar[Callable[[np.ndarray], float]]
     _refinements: ClassVar[frozenset[str]] = frozenset()
     _keeps_every_class: ClassVar[bool] = False
+    _tunes_hyperparameters: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -159,6 +163,58 @@ class BaseSubquantile(KernelModel):
                 'with n_components or epsilon="auto" (use device=None for those).'
             )
 
+    def _hyperparameters(
+        self, X: np.ndarray, Y: np.ndarray, loss: Loss
+    ) -> tuple[float, float | None]:
+        """alpha and gamma of this fit: as given, or chosen (``_hyperparameters.select``)."""
+        self.__dict__.pop("hyperparameter_scores_", None)
+        self._selected_rows = None
+        if self.alpha != "auto" and self.gamma != "auto":
+            return float(self.alpha), self.gamma
+        if not self._tunes_hyperparameters:
+            raise ValueError(
+                f'alpha="auto" and gamma="auto" are not available for {type(self).__name__}.'
+            )
+        if self.n_components is not None or self.device is not None or self.kernel == "precomputed":
+            raise ValueError(
+                'alpha="auto" and gamma="auto" choose on the exact kernel matrix: not available '
+                'with n_components, device or kernel="precomputed".'
+            )
+        n = X.shape[0]
+        start = type(self)._auto_start(Y) if self.epsilon == "auto" else self.epsilon
+        start_alpha = _hyperparameters.START_ALPHA if self.alpha == "auto" else float(self.alpha)
+
+        def kernel_matrix(gamma: float | None) -> np.ndarray:
+            self._check_fit_memory(n)
+            params = kernel_params(self.kernel, gamma, self.degree, self.coef0, self.kernel_params)
+            K = compute_kernel(X, None, self.kernel, params)
+            check_finite(K)
+            return K
+
+        def kept_rows(K: np.ndarray) -> np.ndarray:
+            problem = Problem(
+                K=K,
+                Y=Y,
+                loss=loss,
+                alpha=start_alpha,
+                k=n_kept(n, start),
+                fit_intercept=self.fit_intercept,
+            )
+            fit_subset = partial(fit_in_ball, self._subset_fitter(problem).fit, problem)
+            w, b = initial_coefficients(problem, "erm", fit_subset, self.random_state)
+            return self._run_solver(problem, fit_subset, w, b).evaluation.mask
+
+        gamma, alpha, self.hyperparameter_scores_, self._selected_rows = _hyperparameters.select(
+            Y,
+            _hyperparameters.gamma_grid(X) if self.gamma == "auto" else [self.gamma],
+            _hyperparameters.ALPHAS if self.alpha == "auto" else [float(self.alpha)],
+            start,
+            kernel_matrix,
+            kept_rows,
+            self.fit_intercept,
+        )
+        return alpha, gamma
+
     def _fit_coefficients(self, X: np.ndarray, Y: np.ndarray, loss: Loss) -> None:
         """Fit the coefficients on the kernel (or features) of X and set the fitted attributes.
 
@@ -168,6 +224,7 @@ class BaseSubquantile(KernelModel):
         self._check_solver_options()
         self._target_scale = loss.target_scale(Y)
         Y = Y / self._target_scale
+        self.alpha_, self.gamma_ = self._hyperparameters(X, Y, loss)
         problem, feature_map = self._build_problem(X, Y, loss)
         if isinstance(problem, FeatureProblem):
             fitter = self._feature_subset_fitter(problem)
@@ -179,7 +236,11 @@ class BaseSubquantile(KernelModel):
         init = self.init
         if not isinstance(init, str):
             init = np.asarray(init, dtype=float) / self._target_scale
-        w, b = initial_coefficients(problem, init, fit_subset, self.random_state)
+        if self._selected_rows is None:
+            w, b = initial_coefficients(problem, init, fit_subset, self.random_state)
+        else:  # alpha / gamma "auto": start from the rows their selection kept
+            n, C = problem.n_coefficients, problem.n_outputs
+            w, b = fit_subset(self._selected_rows, np.zeros((n, C)), np.zeros(C))
         result = self._run_solver(problem, fit_subset, w, b)
         self.best_start_ = 0
         for start, subset in enumerate(self._random_subsets(problem), start=1):
@@ -227,7 +288,7 @@ class BaseSubquantile(KernelModel):
         common = {
             "Y": Y,
             "loss": loss,
-            "alpha": float(self.alpha),
+            "alpha": self.alpha_,
             "k": n_kept(X.shape[0], start),
             "fit_intercept": self.fit_intercept,
             "radius": None if self.radius is None else self.radius / self._target_scale,

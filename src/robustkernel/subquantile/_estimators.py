@@ -27,16 +27,26 @@ _PARAMETERS_DOC = """
         implausible under that fit (regression: studentized |residual| > 3 sigma with a
         truncation-corrected robust scale; classification: observed label given probability
         below 0.2), refit without them, and repeat until the flagged set is stable.
-    alpha : float, default=1.0
+    alpha : float or "auto", default=1.0
         Ridge penalty on the RKHS norm, alpha * ||f||_H^2 (the convention of sklearn's
-        KernelRidge: the loss is summed, not averaged, over the kept rows).
+        KernelRidge: the loss is summed, not averaged, over the kept rows). "auto" (regressor,
+        exact kernel model): chosen on the training rows themselves, see ``gamma``.
     kernel : str or callable, default="rbf"
         Kernel as in :class:`sklearn.kernel_ridge.KernelRidge`: a name from
         ``sklearn.metrics.pairwise.PAIRWISE_KERNEL_FUNCTIONS``, "precomputed" (X is then the
         n x n kernel matrix at fit and the n_test x n_train matrix at predict), or a callable.
     gamma, degree, coef0 : float
         Kernel parameters, passed to ``pairwise_kernels`` as KernelRidge does; gamma=None means
-        1 / n_features for the kernels that take it.
+        1 / n_features for the kernels that take it. gamma="auto" and alpha="auto" (regressor,
+        exact kernel model, not kernel="precomputed"): for each gamma of a grid around
+        1 / (n_features sigma^2) (sigma^2 a robust feature variance; factors 1/8 ... 8), a
+        trimmed fit at alpha = 0.1 gives kept rows S; the closed-form leave-one-out residuals of
+        kernel ridge on S (one eigendecomposition serves alphas 1e-4 ... 10) and the
+        out-of-sample residuals of the other rows are scored by their mean after dropping the
+        largest epsilon (at least 10%) of them, which the corrupted rows cannot steer; the best
+        pair is fitted, starting from its S. Chosen values in ``alpha_`` and ``gamma_``, every
+        score in ``hyperparameter_scores_``. Not the default yet (see the benchmark
+        ``benchmarks/bench_robust.py``).
     kernel_params : dict, default=None
         Extra keyword arguments of a callable kernel.
     n_components : int, default=None
@@ -156,6 +166,10 @@ _ATTRIBUTES_DOC = """
         Whether the stopping rule was met before ``max_iter`` (in the kept start).
     best_start_ : int
         The start whose fit was kept: 0 for ``init``, i >= 1 for the i-th random subset.
+    alpha_, gamma_ : float
+        The alpha and gamma of the fit (the chosen ones with "auto", else the given ones).
+    hyperparameter_scores_ : ndarray of shape (n_gammas, n_alphas)
+        With alpha or gamma "auto": the trimmed mean squared honest residual of every pair.
     epsilon_ : float
         Fraction of the rows trimmed, 1 - k / n: the estimate when epsilon="auto" (classifiers:
         less where keeping half of every class required more than k rows).
@@ -197,6 +211,7 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
     _subset_fitter = RidgeSubsetFitter
     _feature_subset_fitter = FeatureRidgeSubsetFitter
     _refinements = frozenset({"biweight"})
+    _tunes_hyperparameters = True
     _outlier_flags = staticmethod(regression_flags)
     _auto_start = staticmethod(regression_start)
 
