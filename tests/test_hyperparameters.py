@@ -76,6 +76,10 @@ def test_auto_alpha_and_gamma_are_near_an_oracle_tuned_on_clean_rows(kind, eps):
     assert rmse(auto) <= 1.25 * rmse(oracle)
     assert rmse(auto) < 0.6 * rmse(fixed)  # the defaults alpha = 1, gamma = 1/p misfit here
     assert auto.hyperparameter_scores_.shape == (7, 11)
+    no_knobs = SubquantileKernelRegressor(epsilon="auto", alpha="auto", gamma="auto")
+    no_knobs.fit(split.X_train, split.y_train)
+    assert abs(no_knobs.epsilon_ - eps) < 0.03
+    assert rmse(no_knobs) <= 1.25 * rmse(oracle)
 
 
 def test_auto_is_refused_where_it_does_not_apply():

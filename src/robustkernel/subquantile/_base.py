@@ -181,7 +181,7 @@ class BaseSubquantile(KernelModel):
                 'with n_components, device or kernel="precomputed".'
             )
         n = X.shape[0]
-        start = type(self)._auto_start(Y) if self.epsilon == "auto" else self.epsilon
+        start = type(self)._auto_start(Y) if self._epsilon == "auto" else self._epsilon
         start_alpha = _hyperparameters.START_ALPHA if self.alpha == "auto" else float(self.alpha)
 
         def kernel_matrix(gamma: float | None) -> np.ndarray:
@@ -224,6 +224,18 @@ class BaseSubquantile(KernelModel):
         self._check_solver_options()
         self._target_scale = loss.target_scale(Y)
         Y = Y / self._target_scale
+        self._epsilon = self.epsilon
+        tuned = self.alpha == "auto" or self.gamma == "auto"
+        if self.epsilon == "auto" and tuned:
+            # alpha and gamma chosen at the starting trim first estimate epsilon; then they
+            # are chosen again, and the model fitted, at that estimate (a 40% trim chooses for
+            # the hardest 60% of clean rows, e.g. a smoother kernel than the data need).
+            self._fit_model(X, Y, loss)
+            self._epsilon = self.epsilon_
+        self._fit_model(X, Y, loss)
+
+    def _fit_model(self, X: np.ndarray, Y: np.ndarray, loss: Loss) -> None:
+        """One fit at ``self._epsilon`` (a fraction, or "auto"), targets already scaled."""
         self.alpha_, self.gamma_ = self._hyperparameters(X, Y, loss)
         problem, feature_map = self._build_problem(X, Y, loss)
         if isinstance(problem, FeatureProblem):
@@ -248,11 +260,11 @@ class BaseSubquantile(KernelModel):
             candidate = self._run_solver(problem, fit_subset, w, b)
             if candidate.evaluation.objective < result.evaluation.objective:
                 result, self.best_start_ = candidate, start
-        if self.epsilon == "auto":
+        if self._epsilon == "auto":
             problem, result = self._estimate_epsilon(problem, fit_subset, result)
         self.epsilon_ = 1.0 - float(result.evaluation.mask.mean())
         refinement = None
-        if self.refine == "biweight" and self.epsilon != 0:
+        if self.refine == "biweight" and self._epsilon != 0:
             refinement = biweight_refinement(problem, result.evaluation.mask)
         self._set_fitted(X, problem, result, feature_map, refinement)
 
@@ -284,7 +296,7 @@ class BaseSubquantile(KernelModel):
         Returns the problem and the fitted feature map (None for the exact kernel model).
         """
         params = self._kernel_parameters()
-        start = type(self)._auto_start(Y) if self.epsilon == "auto" else self.epsilon
+        start = type(self)._auto_start(Y) if self._epsilon == "auto" else self._epsilon
         common = {
             "Y": Y,
             "loss": loss,

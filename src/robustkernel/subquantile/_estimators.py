@@ -44,7 +44,8 @@ _PARAMETERS_DOC = """
         kernel ridge on S (one eigendecomposition serves alphas 1e-4 ... 10) and the
         out-of-sample residuals of the other rows are scored by their mean after dropping the
         largest epsilon (at least 10%) of them, which the corrupted rows cannot steer; the best
-        pair is fitted, starting from its S. Chosen values in ``alpha_`` and ``gamma_``, every
+        pair is fitted, starting from its S; with epsilon="auto" this runs twice, the second
+        time at the first fit's ``epsilon_``. Chosen values in ``alpha_`` and ``gamma_``, every
         score in ``hyperparameter_scores_``. Not the default yet (see the benchmark
         ``benchmarks/bench_robust.py``).
     kernel_params : dict, default=None
