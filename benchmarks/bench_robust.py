@@ -659,19 +659,6 @@ def _missing_module(module: str) -> str | None:
     return None
 
 
-def _no_biweight() -> str | None:
-    """None if SubquantileKernelRegressor accepts ``refine``, else the reason.
-
-    Returns
-    -------
-    reason : str or None
-        Why "subq_biweight" cannot run, or None.
-    """
-    if "refine" in SubquantileKernelRegressor().get_params():
-        return None
-    return "SubquantileKernelRegressor has no refine= parameter in the installed robustkernel"
-
-
 def _gammas(n_features: int) -> list[float]:
     """The RBF gamma grid of the CV searches: GAMMA_FACTORS / n_features.
 
@@ -816,7 +803,6 @@ REGRESSION_METHODS: dict[str, Method] = {
         lambda c: SubquantileKernelRegressor(epsilon=c.eps, refine="biweight"),
         'SubquantileKernelRegressor(epsilon=true eps, refine="biweight")',
         library=True,
-        unavailable=_no_biweight,
     ),
     "subq_tuned": Method(
         lambda c: SubquantileKernelRegressor(epsilon=c.eps, alpha="auto", gamma="auto"),
