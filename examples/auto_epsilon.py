@@ -1,7 +1,8 @@
-"""epsilon="auto": fit a contaminated regression without knowing how much of it is wrong.
+"""No knobs: fit a contaminated regression without knowing how much of it is wrong.
 
-20% of the training targets are replaced by noise. The Subquantile regressor estimates the
-contaminated fraction (``epsilon_``), says which rows it distrusted (``inlier_mask_``), and
+20% of the training targets are replaced by noise. The Subquantile regressor with its defaults
+estimates the contaminated fraction (``epsilon_``), chooses the ridge penalty and the kernel
+width (``alpha_``, ``gamma_``), says which rows it distrusted (``inlier_mask_``), and
 predicts the clean test set almost as well as a fit on the clean rows only. The model is then
 saved and loaded again.
 
@@ -25,11 +26,12 @@ y = np.sin(X[:, 0]) + 0.5 * np.cos(2 * X[:, 1]) + 0.1 * rng.normal(size=300)
 X_train, y_train, X_test, y_test = X[:200], y[:200], X[200:], y[200:]
 bad = corrupt(X_train, y_train, "label", 0.2, random_state=0)  # y <- N(5, 5) on 20% of rows
 
-model = SubquantileKernelRegressor(epsilon="auto", alpha=0.1, gamma=1.0).fit(bad.X, bad.y)
+model = SubquantileKernelRegressor().fit(bad.X, bad.y)
 precision, recall = outlier_precision_recall(model.inlier_mask_, bad.index)
 ridge = KernelRidge(alpha=0.1, kernel="rbf", gamma=1.0).fit(bad.X, bad.y)
 
 print(f"true epsilon 0.20, estimated epsilon_ {model.epsilon_:.3f}")
+print(f"chosen alpha_ {model.alpha_:.3g}, gamma_ {model.gamma_:.3g}")
 print(f"flagged rows: precision {precision:.2f}, recall {recall:.2f}")
 print(f"test RMSE: SubQ {root_mean_squared_error(y_test, model.predict(X_test)):.3f}, ", end="")
 print(f"KernelRidge {root_mean_squared_error(y_test, ridge.predict(X_test)):.3f}")

@@ -8,6 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+PAPERS = {"epsilon": 0.1, "alpha": 1.0, "gamma": None, "refine": None}
+"""The papers' fixed configuration of the Subquantile estimators (the defaults choose instead)."""
+
 
 def make_regression(n: int, seed: int, n_features: int = 2) -> tuple[np.ndarray, np.ndarray]:
     """Smooth regression function plus small noise; x uniform on [-2, 2]^d."""

@@ -90,7 +90,7 @@ def test_term_with_intercept_and_no_tilt_is_the_library_erm():
     X = rng.normal(size=(40, 2))
     y = X[:, 0] + 3.0 + 0.1 * rng.normal(size=40)
     term = TiltedKernelRegressor(0.0, alpha=0.5).fit(X, y)
-    erm = SubquantileKernelRegressor(epsilon=0.0, alpha=0.5).fit(X, y)
+    erm = SubquantileKernelRegressor(epsilon=0.0, alpha=0.5, gamma=None).fit(X, y)
     np.testing.assert_allclose(term.predict(X), erm.predict(X), atol=1e-5)
 
 
@@ -108,7 +108,7 @@ def test_term_classifier_without_tilt_is_the_library_erm():
     X = rng.normal(size=(60, 2))
     y = (X[:, 0] + 0.5 * rng.normal(size=60) > 0).astype(int)
     term = TiltedKernelClassifier(0.0, alpha=1.0, tol=0).fit(X, y)
-    erm = SubquantileKernelClassifier(epsilon=0.0, alpha=1.0).fit(X, y)
+    erm = SubquantileKernelClassifier(epsilon=0.0, alpha=1.0, gamma=None).fit(X, y)
     np.testing.assert_allclose(term.decision_function(X), erm.decision_function(X), atol=1e-4)
 
 

@@ -10,8 +10,10 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import GridSearchCV, KFold
 
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
+from robustkernel._kernel_model.losses import SquaredLoss
 from robustkernel.corruption import contaminated_split
 from robustkernel.subquantile._hyperparameters import honest_residuals, trimmed_mean
+from robustkernel.subquantile._objective import FeatureProblem, Problem
 
 
 def _ridge_with_intercept(K, y, rows, alpha):
@@ -34,7 +36,8 @@ def test_honest_residuals_are_leave_one_out_refits():
     K = rbf_kernel(X, gamma=0.7)
     kept = rng.uniform(size=30) < 0.7
     alphas = [1e-3, 0.1, 3.0]
-    scores = honest_residuals(K, y[:, None], kept, alphas, fit_intercept=True)
+    problem = Problem(K=K, Y=y[:, None], loss=SquaredLoss(), alpha=1.0, k=21, fit_intercept=True)
+    scores = honest_residuals(problem, kept, alphas)
     for row, alpha in enumerate(alphas):
         expected = np.empty(30)
         fitted = _ridge_with_intercept(K, y, kept, alpha)
@@ -44,6 +47,36 @@ def test_honest_residuals_are_leave_one_out_refits():
             without[i] = False
             expected[i] = (y[i] - _ridge_with_intercept(K, y, without, alpha)[i]) ** 2
         np.testing.assert_allclose(scores[row], expected, rtol=1e-7)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_feature_honest_residuals_are_leave_one_out_refits(fit_intercept):
+    """Ridge on features (penalty on the weights only) refitted without each kept row."""
+    rng = np.random.default_rng(1)
+    Z = rng.normal(size=(40, 6)).astype(np.float32)
+    Y = rng.normal(size=(40, 2))
+    kept = rng.uniform(size=40) < 0.7
+    alphas = [1e-2, 1.0]
+    problem = FeatureProblem(
+        Z=Z, Y=Y, loss=SquaredLoss(), alpha=1.0, k=28, fit_intercept=fit_intercept
+    )
+    scores = honest_residuals(problem, kept, alphas)
+    design = np.hstack([np.ones((40, 1)), Z]) if fit_intercept else Z.astype(float)
+    for row, alpha in enumerate(alphas):
+        penalty = alpha * np.eye(design.shape[1])
+        if fit_intercept:
+            penalty[0, 0] = 0.0
+
+        def fit(rows, penalty=penalty):
+            A = design[rows].T @ design[rows] + penalty
+            return design @ np.linalg.solve(A, design[rows].T @ Y[rows])
+
+        expected = np.sum((Y - fit(kept)) ** 2, axis=1)
+        for i in np.flatnonzero(kept):
+            without = kept.copy()
+            without[i] = False
+            expected[i] = np.sum((Y[i] - fit(without)[i]) ** 2)
+        np.testing.assert_allclose(scores[row], expected, rtol=1e-6)
 
 
 def test_trimmed_mean_drops_the_largest():
@@ -72,7 +105,8 @@ def test_auto_alpha_and_gamma_are_near_an_oracle_tuned_on_clean_rows(kind, eps):
 
     auto = SubquantileKernelRegressor(epsilon=eps, alpha="auto", gamma="auto")
     auto.fit(split.X_train, split.y_train)
-    fixed = SubquantileKernelRegressor(epsilon=eps).fit(split.X_train, split.y_train)
+    fixed = SubquantileKernelRegressor(epsilon=eps, alpha=1.0, gamma=None)
+    fixed.fit(split.X_train, split.y_train)
     assert rmse(auto) <= 1.25 * rmse(oracle)
     assert rmse(auto) < 0.6 * rmse(fixed)  # the defaults alpha = 1, gamma = 1/p misfit here
     assert auto.hyperparameter_scores_.shape == (7, 11)
@@ -82,17 +116,48 @@ def test_auto_alpha_and_gamma_are_near_an_oracle_tuned_on_clean_rows(kind, eps):
     assert rmse(no_knobs) <= 1.25 * rmse(oracle)
 
 
-def test_auto_is_refused_where_it_does_not_apply():
-    X = np.random.default_rng(0).normal(size=(40, 2))
-    with pytest.raises(ValueError, match="not available for SubquantileKernelClassifier"):
-        SubquantileKernelClassifier(alpha="auto").fit(X, (X[:, 0] > 0).astype(int))
-    with pytest.raises(ValueError, match="n_components"):
-        SubquantileKernelRegressor(gamma="auto", n_components=10).fit(X, X[:, 1])
+def test_auto_with_features_is_near_the_exact_choice():
+    """n_components: the same selection on Nystroem features (all rows as landmarks here)."""
+    X, y = _generated(2)
+    split = contaminated_split(X[:300], y[:300], "label", 0.2, random_state=0)
+    exact = SubquantileKernelRegressor(epsilon=0.2).fit(split.X_train, split.y_train)
+    features = SubquantileKernelRegressor(epsilon=0.2, n_components=240, random_state=0)
+    features.fit(split.X_train, split.y_train)
+    assert features.hyperparameter_scores_.shape == (7, 11)
+
+    def rmse(model):
+        return np.sqrt(np.mean((model.predict(split.X_test) - split.y_test) ** 2))
+
+    assert rmse(features) <= 1.05 * rmse(exact)
+    assert np.mean(features.inlier_mask_ == exact.inlier_mask_) > 0.97
+
+
+def test_kernels_without_gamma_only_choose_alpha():
+    X, y = _generated(3)
+    y = X @ np.arange(1.0, 6.0) + 0.1 * y
+    model = SubquantileKernelRegressor(kernel="linear").fit(X[:200], y[:200])
+    assert model.gamma_ is None and model.hyperparameter_scores_.shape == (1, 11)
+    K = X[:200] @ X[:200].T
+    precomputed = SubquantileKernelRegressor(kernel="precomputed").fit(K, y[:200])
+    assert precomputed.alpha_ == model.alpha_
+    np.testing.assert_allclose(precomputed.dual_coef_, model.dual_coef_, rtol=1e-6, atol=1e-9)
+
+
+def test_the_classifier_auto_is_a_rule():
+    """No selection for the classifier yet: alpha 1 and the robust "scale" gamma."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2)) * [1.0, 10.0]
+    labels = (X[:, 0] > 0).astype(int)
+    model = SubquantileKernelClassifier(epsilon=0.1).fit(X, labels)
+    mad = np.median(np.abs(X - np.median(X, axis=0)), axis=0)
+    assert model.alpha_ == 1.0
+    np.testing.assert_allclose(model.gamma_, 1.0 / (2 * np.mean((1.4826 * mad) ** 2)))
+    assert not hasattr(model, "hyperparameter_scores_")
 
 
 def test_a_fixed_fit_after_an_auto_fit_forgets_the_choice():
     X, y = _generated(1)
-    model = SubquantileKernelRegressor(alpha="auto", gamma="auto").fit(X[:200], y[:200])
+    model = SubquantileKernelRegressor().fit(X[:200], y[:200])
     model.set_params(alpha=1.0, gamma=0.3).fit(X[:200], y[:200])
     assert model.gamma_ == 0.3 and model.alpha_ == 1.0
     assert not hasattr(model, "hyperparameter_scores_")

@@ -10,6 +10,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
+from conftest import PAPERS
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel._kernel_model.losses import SquaredLoss
 from robustkernel.subquantile._objective import FeatureProblem, Problem
@@ -97,9 +98,10 @@ def test_a_kept_corrupted_row_no_longer_drags_the_fit(seed):
     def rmse(model):
         return np.sqrt(np.mean((model.predict(X_test) - y_test) ** 2))
 
-    oracle = rmse(SubquantileKernelRegressor(epsilon=0.0).fit(X_clean, y_clean))
-    trimmed = SubquantileKernelRegressor(epsilon=0.2).fit(X_bad, y_bad)
-    refined = SubquantileKernelRegressor(epsilon=0.2, refine="biweight").fit(X_bad, y_bad)
+    papers = {**PAPERS, "epsilon": 0.2}
+    oracle = rmse(SubquantileKernelRegressor(**{**papers, "epsilon": 0.0}).fit(X_clean, y_clean))
+    trimmed = SubquantileKernelRegressor(**papers).fit(X_bad, y_bad)
+    refined = SubquantileKernelRegressor(**{**papers, "refine": "biweight"}).fit(X_bad, y_bad)
     assert trimmed.inlier_mask_[bad].sum() == 1  # the fault: one scaled row kept
     assert rmse(trimmed) > 1.1 * oracle
     assert rmse(refined) <= 1.10 * oracle
@@ -107,12 +109,15 @@ def test_a_kept_corrupted_row_no_longer_drags_the_fit(seed):
     assert np.all(refined.row_weights_[bad] == 0) and abs(refined.intercept_) < 1.0
 
 
-def test_refine_leaves_epsilon_zero_and_the_default_alone():
+def test_refine_leaves_epsilon_zero_and_the_papers_estimator_alone():
     X, y = _diabetes_scaled_rows(1)[2:4]
-    plain = SubquantileKernelRegressor(epsilon=0.0, fit_intercept=False).fit(X, y)
-    refined = SubquantileKernelRegressor(epsilon=0.0, fit_intercept=False, refine="biweight")
+    plain = SubquantileKernelRegressor(epsilon=0.0, alpha=1.0, gamma=None, fit_intercept=False)
+    plain.fit(X, y)
+    refined = SubquantileKernelRegressor(
+        epsilon=0.0, alpha=1.0, gamma=None, fit_intercept=False, refine="biweight"
+    )
     np.testing.assert_array_equal(refined.fit(X, y).dual_coef_, plain.dual_coef_)
-    default = SubquantileKernelRegressor(epsilon=0.2).fit(X, y)
+    default = SubquantileKernelRegressor(**{**PAPERS, "epsilon": 0.2}).fit(X, y)
     assert default.row_weights_.sum() == default.inlier_mask_.sum()  # 0/1 weights: no M-step
 
 

@@ -7,6 +7,7 @@ import pytest
 from sklearn.metrics.pairwise import linear_kernel, rbf_kernel
 from sklearn.utils._param_validation import InvalidParameterError
 
+from conftest import PAPERS
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 
 
@@ -33,7 +34,7 @@ def _binary_objective(model: SubquantileKernelClassifier, X: np.ndarray, y: np.n
 
 def test_random_starts_escape_the_start_pulled_by_scaled_rows():
     X, y, X_test, y_test, bad = _flip_and_scale(1)
-    params = {"epsilon": 0.2, "kernel": "linear", "random_state": 0}
+    params = {**PAPERS, "epsilon": 0.2, "kernel": "linear", "random_state": 0}
     single = SubquantileKernelClassifier(**params).fit(X, y)
     several = SubquantileKernelClassifier(n_init=10, **params).fit(X, y)
     # The fit on all rows is pulled to the flipped, scaled rows; it keeps them.
@@ -52,7 +53,7 @@ def test_more_starts_never_raise_the_objective(seed):
     X = rng.uniform(-3, 3, size=(120, 2))
     y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=120)
     y[:30] = rng.normal(0, 5, size=30)
-    params = {"epsilon": 0.25, "gamma": 0.5, "random_state": seed}
+    params = {**PAPERS, "epsilon": 0.25, "gamma": 0.5, "random_state": seed}
     objectives = []
     for n_init in (1, 4):
         model = SubquantileKernelRegressor(n_init=n_init, **params).fit(X, y)
@@ -70,7 +71,7 @@ def test_random_starts_are_seeded_and_see_every_class():
     y = np.repeat(["a", "b", "c"], 30)
     X[y == "b"] += 2.0
     X[y == "c"] -= 2.0
-    params = {"epsilon": 0.1, "n_init": 5, "init_size": 2, "random_state": 3}
+    params = {**PAPERS, "n_init": 5, "init_size": 2, "random_state": 3}
     # init_size 2 < 3 classes: each start still holds one row of every class (else the
     # start's fit would fail on a missing class).
     first = SubquantileKernelClassifier(**params).fit(X, y)

@@ -15,6 +15,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from conftest import PAPERS
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 
 
@@ -23,11 +24,12 @@ from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
         SubquantileKernelRegressor(),
         SubquantileKernelClassifier(),
         SubquantileKernelRegressor(kernel="precomputed"),
-        SubquantileKernelRegressor(solver="nesterov", max_iter=200),
-        SubquantileKernelClassifier(solver="momentum", max_iter=200),
         SubquantileKernelRegressor(n_components=50),
-        SubquantileKernelClassifier(n_components=50, approximation="rff"),
-        SubquantileKernelRegressor(n_components=30, solver="nesterov", dtype="float32"),
+        # the papers' configuration (fixed alpha and gamma) for the solver and feature variants
+        SubquantileKernelRegressor(solver="nesterov", max_iter=200, **PAPERS),
+        SubquantileKernelClassifier(solver="momentum", max_iter=200, **PAPERS),
+        SubquantileKernelClassifier(n_components=50, approximation="rff", **PAPERS),
+        SubquantileKernelRegressor(n_components=30, solver="nesterov", dtype="float32", **PAPERS),
     ],
     expected_failed_checks=lambda estimator: (
         {

@@ -16,6 +16,7 @@ from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel.subquantile._torch_backend import DEVICE_KERNELS, DeviceKernel  # noqa: E402
 
 RTOL = 1e-8
+PAPERS = {"gamma": None, "refine": None}  # device= runs the papers' estimator
 
 
 def _regression_data(n: int = 150, seed: int = 0):
@@ -27,6 +28,7 @@ def _regression_data(n: int = 150, seed: int = 0):
 
 
 def _fit_both(estimator_class, X, y, **params):
+    params = {**PAPERS, **params}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         reference = estimator_class(**params).fit(X, y)
@@ -62,7 +64,8 @@ def test_regressor_matches_the_numpy_path(solver, kernel, epsilon):
 def test_regressor_on_device_is_trimmed_kernel_ridge():
     """Independent check: the device fit solves kernel ridge on its own kept rows."""
     X, y = _regression_data()
-    model = SubquantileKernelRegressor(epsilon=0.2, alpha=0.5, gamma=0.7, device="cpu").fit(X, y)
+    model = SubquantileKernelRegressor(epsilon=0.2, alpha=0.5, gamma=0.7, refine=None, device="cpu")
+    model.fit(X, y)
     kept = model.inlier_mask_
     K = pairwise_kernels(X[kept], metric="rbf", gamma=0.7)
     centring = np.eye(kept.sum()) - 1.0 / kept.sum()
@@ -104,14 +107,14 @@ def test_precomputed_kernel_on_device():
     X, y = _regression_data(80)
     K = pairwise_kernels(X, metric="rbf", gamma=0.5)
     reference, on_device = _fit_both(
-        SubquantileKernelRegressor, K, y, kernel="precomputed", epsilon=0.2
+        SubquantileKernelRegressor, K, y, kernel="precomputed", epsilon=0.2, alpha=1.0
     )
     _assert_close(on_device.predict(K[:10]), reference.predict(K[:10]))
 
 
 def test_fitted_model_pickles_and_predicts_on_numpy_input():
     X, y = _regression_data(60)
-    model = SubquantileKernelRegressor(epsilon=0.2, device="cpu").fit(X, y)
+    model = SubquantileKernelRegressor(epsilon=0.2, alpha=1.0, **PAPERS, device="cpu").fit(X, y)
     restored = pickle.loads(pickle.dumps(model))
     np.testing.assert_allclose(restored.predict(X), model.predict(X), rtol=1e-12)
     for name in ("dual_coef_", "inlier_mask_", "outlier_scores_", "objective_history_"):
@@ -125,20 +128,28 @@ def test_fitted_model_pickles_and_predicts_on_numpy_input():
         ({"device": "cuda:99"}, "cuda:99"),
         ({"device": "cpu", "kernel": "chi2"}, "not available with device"),
         ({"device": "cpu", "kernel": lambda a, b: float(a @ b)}, "not available with device"),
-        ({"device": "cpu", "n_components": 10}, "exact kernel model"),
-        ({"device": "cpu", "epsilon": "auto"}, "exact kernel model"),
+        ({"device": "cpu", "n_components": 10}, "without n_components"),
+        ({"device": "cpu", "epsilon": "auto"}, "got {'epsilon': 'auto'}"),
+        ({"device": "cpu", "refine": "reject"}, "got {'refine': 'reject'}"),
     ],
 )
 def test_bad_device_settings_raise_clearly(params, match):
     X, y = _regression_data(40)
+    params = {"epsilon": 0.1, "alpha": 1.0, **PAPERS, **params}
     with pytest.raises(ValueError, match=match):
         SubquantileKernelRegressor(**params).fit(X, y)
+
+
+def test_device_with_the_defaults_says_what_to_give():
+    X, y = _regression_data(40)
+    with pytest.raises(ValueError, match=r"give epsilon \(a number\), alpha and gamma, and refine"):
+        SubquantileKernelRegressor(device="cpu").fit(X, y)
 
 
 def test_missing_torch_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)
     X, y = _regression_data(40)
     with pytest.raises(ImportError, match=r"pip install robustkernel\[gpu\]"):
-        SubquantileKernelRegressor(device="cuda").fit(X, y)
-    model = SubquantileKernelRegressor(epsilon=0.2).fit(X, y)  # the NumPy path needs no torch
-    assert model.inlier_mask_.sum() == 32
+        SubquantileKernelRegressor(epsilon=0.2, alpha=1.0, **PAPERS, device="cuda").fit(X, y)
+    model = SubquantileKernelRegressor().fit(X, y)  # the NumPy path needs no torch
+    assert model.inlier_mask_[8:].all() and not model.inlier_mask_[:8].any()

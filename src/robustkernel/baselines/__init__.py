@@ -75,7 +75,8 @@ def _pair(name: str, regressor: type, classifier: type | None = None) -> Callabl
 def make_krr(task: str = "regression", *, fit_intercept: bool = False, **params: Any):
     """sklearn KernelRidge, or the library's ERM with an intercept when ``fit_intercept``."""
     _check_task("krr", task)
-    if fit_intercept:
+    if fit_intercept:  # KernelRidge's alpha and gamma unless given
+        params = {"alpha": 1.0, "gamma": None, **params}
         return SubquantileKernelRegressor(epsilon=0.0, fit_intercept=True, **params)
     return KernelRidge(**params)
 

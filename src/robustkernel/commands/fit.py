@@ -77,6 +77,11 @@ def positive_float(text: str) -> float:
     return value
 
 
+def positive_float_or_auto(text: str) -> float | str:
+    """``auto`` or a finite number > 0."""
+    return text if text == "auto" else positive_float(text)
+
+
 def positive_int(text: str) -> int:
     """An integer >= 1."""
     try:
@@ -117,6 +122,8 @@ def _statistics(table: Table, model: Pipeline, seconds: float) -> dict[str, Any]
         "rows dropped (missing values)": table.n_dropped,
         "features": table.X.shape[1],
         "estimated epsilon (epsilon_)": float(subq.epsilon_),
+        "alpha (alpha_)": float(subq.alpha_),
+        "gamma (gamma_)": "1 / n_features" if subq.gamma_ is None else float(subq.gamma_),
         "rows flagged": int((~kept).sum()),
         "threshold (k-th smallest loss)": float(subq.threshold_),
         f"training {metric}, kept rows": float(score(table.y[kept], predicted[kept])),
@@ -169,7 +176,7 @@ def _report(
                 "epsilon": args.epsilon,
                 "kernel": args.kernel,
                 "alpha": args.alpha,
-                "gamma": "1 / n_features" if args.gamma is None else args.gamma,
+                "gamma": args.gamma,
                 "solver": args.solver,
                 "model": (
                     "exact kernel"
@@ -183,7 +190,9 @@ def _report(
         "Fit statistics": report.key_value_table(_statistics(table, model, seconds)),
         "Outlier scores": (
             "Each row's training loss under the final fit; rows above the threshold were "
-            "trimmed (flagged). All rows are in outliers.csv.\n\n"
+            "trimmed (flagged), as were kept rows whose loss is implausible under the fit (a "
+            "studentized residual beyond 5 sigma, or a label probability below 0.2). All rows "
+            "are in outliers.csv.\n\n"
             + report.image("outliers.png", "sorted outlier scores and threshold")
             + "\nMost suspect rows:\n\n"
             + report.markdown_table(_outliers(table, model).iloc[most_suspect].round(4))
@@ -254,9 +263,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="fraction of rows to trim, in [0, 0.5), or 'auto' to estimate it (default)",
     )
     parser.add_argument("--kernel", choices=sorted(set(KERNELS) - {"precomputed"}), default="rbf")
-    parser.add_argument("--alpha", type=positive_float, default=1.0, help="ridge penalty")
     parser.add_argument(
-        "--gamma", type=positive_float, default=None, help="kernel gamma (default 1/n_features)"
+        "--alpha",
+        type=positive_float_or_auto,
+        default="auto",
+        help="ridge penalty, or 'auto' to choose it on the data (default)",
+    )
+    parser.add_argument(
+        "--gamma",
+        type=positive_float_or_auto,
+        default="auto",
+        help="kernel gamma, or 'auto' to choose it on the data (default)",
     )
     parser.add_argument("--solver", choices=SOLVERS, default="alternating")
     parser.add_argument(

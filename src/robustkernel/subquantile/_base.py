@@ -61,7 +61,7 @@ class BaseSubquantile(KernelModel):
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "init_size": [Interval(Integral, 2, None, closed="left")],
         "radius": [Interval(Real, 0.0, None, closed="neither"), None],
-        "refine": [StrOptions({"biweight"}), None],
+        "refine": [StrOptions({"reject", "biweight"}), None],
         "smoothing": [Interval(Real, 0.0, None, closed="neither"), None],
         "momentum": [Interval(Real, 0.0, 1.0, closed="left")],
         "line_search": ["boolean"],
@@ -73,18 +73,19 @@ class BaseSubquantile(KernelModel):
     _subset_fitter: ClassVar[type]
     _feature_subset_fitter: ClassVar[type]
     _outlier_flags: ClassVar[Callable[[Problem, Evaluation], np.ndarray]]
+    _rejections: ClassVar[Callable[[Problem, Evaluation], np.ndarray]]
     _auto_start: ClassVar[Callable[[np.ndarray], float]]
-    _refinements: ClassVar[frozenset[str]] = frozenset()
+    _refinements: ClassVar[frozenset[str]] = frozenset({"reject"})
     _keeps_every_class: ClassVar[bool] = False
     _tunes_hyperparameters: ClassVar[bool] = False
 
     def __init__(
         self,
-        epsilon: float = 0.1,
+        epsilon: float | str = "auto",
         *,
-        alpha: float = 1.0,
+        alpha: float | str = "auto",
         kernel: str | Any = "rbf",
-        gamma: float | None = None,
+        gamma: float | str | None = "auto",
         degree: float = 3,
         coef0: float = 1,
         kernel_params: dict[str, Any] | None = None,
@@ -99,7 +100,7 @@ class BaseSubquantile(KernelModel):
         n_init: int = 1,
         init_size: int = 20,
         radius: float | None = None,
-        refine: str | None = None,
+        refine: str | None = "reject",
         smoothing: float | None = None,
         momentum: float = 0.9,
         line_search: bool = False,
@@ -152,16 +153,42 @@ class BaseSubquantile(KernelModel):
                 f"refine={self.refine!r} is not available for {type(self).__name__}; "
                 f"choose from {sorted(self._refinements) or 'none'} or None."
             )
-        if self.refine is not None and (self.radius is not None or self.device is not None):
+        if self.refine == "biweight" and (self.radius is not None or self.device is not None):
             raise ValueError(
-                "refine= runs on the CPU without the norm-ball constraint: it is not available "
-                "with radius or device."
+                'refine="biweight" runs on the CPU without the norm-ball constraint: it is not '
+                "available with radius or device."
             )
-        if self.device is not None and (self.n_components is not None or self.epsilon == "auto"):
-            raise ValueError(
-                "device= runs the exact kernel model with a given epsilon; it is not available "
-                'with n_components or epsilon="auto" (use device=None for those).'
-            )
+        if self.device is not None:
+            automatic = {
+                name: value
+                for name, value in (
+                    ("epsilon", self.epsilon),
+                    ("alpha", self.alpha),
+                    ("gamma", self.gamma),
+                    ("refine", self.refine),
+                )
+                if value == "auto" or (name == "refine" and value is not None)
+            }
+            if self.n_components is not None or automatic:
+                raise ValueError(
+                    "device= runs the papers' estimator on the exact kernel model: give epsilon "
+                    "(a number), alpha and gamma, and refine=None, without n_components "
+                    f"(got {automatic or {'n_components': self.n_components}}); use device=None "
+                    "for the automatic configuration."
+                )
+
+    def _candidates(self, X: np.ndarray) -> tuple[list[float], list[float | None]]:
+        """The alphas and gammas to choose from: one each where given (or ruled, classifier)."""
+        gamma_auto = self.gamma == "auto" and self.kernel != "precomputed"
+        gamma_auto = gamma_auto and _hyperparameters.takes_gamma(self.kernel)
+        if not self._tunes_hyperparameters:
+            alpha = _hyperparameters.CLASSIFIER_ALPHA if self.alpha == "auto" else self.alpha
+            gamma = _hyperparameters.robust_gamma(X) if gamma_auto else self.gamma
+            return [float(alpha)], [None if gamma == "auto" else gamma]
+        alphas = list(_hyperparameters.ALPHAS) if self.alpha == "auto" else [float(self.alpha)]
+        if gamma_auto:
+            return alphas, _hyperparameters.gamma_grid(X)
+        return alphas, [None if self.gamma == "auto" else self.gamma]
 
     def _hyperparameters(
         self, X: np.ndarray, Y: np.ndarray, loss: Loss
@@ -169,49 +196,23 @@ class BaseSubquantile(KernelModel):
         """alpha and gamma of this fit: as given, or chosen (``_hyperparameters.select``)."""
         self.__dict__.pop("hyperparameter_scores_", None)
         self._selected_rows = None
-        if self.alpha != "auto" and self.gamma != "auto":
-            return float(self.alpha), self.gamma
-        if not self._tunes_hyperparameters:
-            raise ValueError(
-                f'alpha="auto" and gamma="auto" are not available for {type(self).__name__}.'
-            )
-        if self.n_components is not None or self.device is not None or self.kernel == "precomputed":
-            raise ValueError(
-                'alpha="auto" and gamma="auto" choose on the exact kernel matrix: not available '
-                'with n_components, device or kernel="precomputed".'
-            )
-        n = X.shape[0]
+        alphas, gammas = self._candidates(X)
+        if len(alphas) == 1 and len(gammas) == 1:
+            return alphas[0], gammas[0]
         start = type(self)._auto_start(Y) if self._epsilon == "auto" else self._epsilon
-        start_alpha = _hyperparameters.START_ALPHA if self.alpha == "auto" else float(self.alpha)
+        start_alpha = _hyperparameters.START_ALPHA if len(alphas) > 1 else alphas[0]
 
-        def kernel_matrix(gamma: float | None) -> np.ndarray:
-            self._check_fit_memory(n)
-            params = kernel_params(self.kernel, gamma, self.degree, self.coef0, self.kernel_params)
-            K = compute_kernel(X, None, self.kernel, params)
-            check_finite(K)
-            return K
-
-        def kept_rows(K: np.ndarray) -> np.ndarray:
-            problem = Problem(
-                K=K,
-                Y=Y,
-                loss=loss,
-                alpha=start_alpha,
-                k=n_kept(n, start),
-                fit_intercept=self.fit_intercept,
-            )
-            fit_subset = partial(fit_in_ball, self._subset_fitter(problem).fit, problem)
+        def trimmed_fit(gamma: float | None) -> tuple[Problem | FeatureProblem, np.ndarray]:
+            problem, _ = self._build_problem(X, Y, loss, start_alpha, gamma, start)
+            fit_subset = partial(fit_in_ball, self._subset_fitter_for(problem).fit, problem)
             w, b = initial_coefficients(problem, "erm", fit_subset, self.random_state)
-            return self._run_solver(problem, fit_subset, w, b).evaluation.mask
+            result = self._run_solver(problem, fit_subset, w, b)
+            if self._rejects():
+                result = self._reject_implausible(problem, fit_subset, result)
+            return problem, result.evaluation.mask
 
         gamma, alpha, self.hyperparameter_scores_, self._selected_rows = _hyperparameters.select(
-            Y,
-            _hyperparameters.gamma_grid(X) if self.gamma == "auto" else [self.gamma],
-            _hyperparameters.ALPHAS if self.alpha == "auto" else [float(self.alpha)],
-            start,
-            kernel_matrix,
-            kept_rows,
-            self.fit_intercept,
+            gammas, alphas, start, trimmed_fit
         )
         return alpha, gamma
 
@@ -237,20 +238,15 @@ class BaseSubquantile(KernelModel):
     def _fit_model(self, X: np.ndarray, Y: np.ndarray, loss: Loss) -> None:
         """One fit at ``self._epsilon`` (a fraction, or "auto"), targets already scaled."""
         self.alpha_, self.gamma_ = self._hyperparameters(X, Y, loss)
-        problem, feature_map = self._build_problem(X, Y, loss)
-        if isinstance(problem, FeatureProblem):
-            fitter = self._feature_subset_fitter(problem)
-        elif self.device is not None:
-            fitter = _load_torch_backend().device_subset_fitter(self._subset_fitter, problem)
-        else:
-            fitter = self._subset_fitter(problem)
-        fit_subset = partial(fit_in_ball, fitter.fit, problem)
+        start = type(self)._auto_start(Y) if self._epsilon == "auto" else self._epsilon
+        problem, feature_map = self._build_problem(X, Y, loss, self.alpha_, self.gamma_, start)
+        fit_subset = partial(fit_in_ball, self._subset_fitter_for(problem).fit, problem)
         init = self.init
         if not isinstance(init, str):
             init = np.asarray(init, dtype=float) / self._target_scale
-        if self._selected_rows is None:
+        if self._selected_rows is None or not (isinstance(init, str) and init == "erm"):
             w, b = initial_coefficients(problem, init, fit_subset, self.random_state)
-        else:  # alpha / gamma "auto": start from the rows their selection kept
+        else:  # alpha / gamma "auto" and init="erm": start from the rows their selection kept
             n, C = problem.n_coefficients, problem.n_outputs
             w, b = fit_subset(self._selected_rows, np.zeros((n, C)), np.zeros(C))
         result = self._run_solver(problem, fit_subset, w, b)
@@ -262,11 +258,21 @@ class BaseSubquantile(KernelModel):
                 result, self.best_start_ = candidate, start
         if self._epsilon == "auto":
             problem, result = self._estimate_epsilon(problem, fit_subset, result)
+        elif self._rejects():
+            result = self._reject_implausible(problem, fit_subset, result)
         self.epsilon_ = 1.0 - float(result.evaluation.mask.mean())
         refinement = None
         if self.refine == "biweight" and self._epsilon != 0:
             refinement = biweight_refinement(problem, result.evaluation.mask)
         self._set_fitted(X, problem, result, feature_map, refinement)
+
+    def _subset_fitter_for(self, problem: Problem | FeatureProblem) -> Any:
+        """The exact subset fitter of the problem: features, device kernel or kernel matrix."""
+        if isinstance(problem, FeatureProblem):
+            return self._feature_subset_fitter(problem)
+        if self.device is not None:
+            return _load_torch_backend().device_subset_fitter(self._subset_fitter, problem)
+        return self._subset_fitter(problem)
 
     def _random_subsets(self, problem: Problem | FeatureProblem) -> list[np.ndarray]:
         """Masks of the ``n_init - 1`` random starting subsets of ``init_size`` rows.
@@ -289,19 +295,24 @@ class BaseSubquantile(KernelModel):
         return masks
 
     def _build_problem(
-        self, X: np.ndarray, Y: np.ndarray, loss: Loss
+        self,
+        X: np.ndarray,
+        Y: np.ndarray,
+        loss: Loss,
+        alpha: float,
+        gamma: float | None,
+        epsilon: float,
     ) -> tuple[Problem | FeatureProblem, TransformerMixin | None]:
         """The objective on the exact kernel matrix of X, or on its approximate features.
 
         Returns the problem and the fitted feature map (None for the exact kernel model).
         """
-        params = self._kernel_parameters()
-        start = type(self)._auto_start(Y) if self._epsilon == "auto" else self._epsilon
+        params = kernel_params(self.kernel, gamma, self.degree, self.coef0, self.kernel_params)
         common = {
             "Y": Y,
             "loss": loss,
-            "alpha": self.alpha_,
-            "k": n_kept(X.shape[0], start),
+            "alpha": alpha,
+            "k": n_kept(X.shape[0], epsilon),
             "fit_intercept": self.fit_intercept,
             "radius": None if self.radius is None else self.radius / self._target_scale,
             "floors": ClassFloors.half_of_each_class(Y) if self._keeps_every_class else None,
@@ -323,11 +334,15 @@ class BaseSubquantile(KernelModel):
         except np.linalg.LinAlgError as error:  # the SVD of a landmark block with NaN or inf
             raise non_finite_error(NON_FINITE_FEATURES) from error
         Z = transform_in_chunks(feature_map, X, np.dtype(self.dtype))
-        self._check_landmark_kernel(X, feature_map, common)
+        self._check_landmark_kernel(X, feature_map, params, common)
         return FeatureProblem(Z=Z, **common), feature_map
 
     def _check_landmark_kernel(
-        self, X: np.ndarray, feature_map: TransformerMixin, common: dict[str, Any]
+        self,
+        X: np.ndarray,
+        feature_map: TransformerMixin,
+        params: dict[str, Any],
+        common: dict[str, Any],
     ) -> None:
         """The exact model's positive-definiteness check, on the m x m landmark kernel block.
 
@@ -341,7 +356,7 @@ class BaseSubquantile(KernelModel):
         if self.kernel == "precomputed":
             K = X[np.ix_(landmarks, landmarks)]
         else:
-            K = compute_kernel(X[landmarks], None, self.kernel, self._kernel_parameters())
+            K = compute_kernel(X[landmarks], None, self.kernel, params)
         check_finite(K)
         landmark_common = {
             **common,
@@ -366,6 +381,37 @@ class BaseSubquantile(KernelModel):
             problem = replace(problem, k=n_kept(n, epsilon))
             result = self._run_solver(problem, fit_subset, result.w, result.b)
         return problem, result
+
+    def _rejects(self) -> bool:
+        """Whether this fit (at a given epsilon > 0) drops the implausible kept rows."""
+        return self.refine == "reject" and self._epsilon != "auto" and self._epsilon > 0
+
+    def _reject_implausible(
+        self, problem: Problem | FeatureProblem, fit_subset, result: SolverResult
+    ) -> SolverResult:
+        """Drop kept rows whose loss is implausible under the fit; refit until none is left.
+
+        A rule like epsilon="auto"'s (``_rejections``), applied to the kept rows only: the
+        trim still removes at least epsilon of the rows, and a corrupted row that the count
+        forced into the kept set (or that a flexible kernel fits by its own coefficient) is
+        dropped instead of dragging the fit. Classifiers keep their class floors.
+        """
+        evaluation = result.evaluation
+        w, b, history = result.w, result.b, list(result.history)
+        mask = evaluation.mask
+        minimum_kept = n_kept(problem.n_samples, _auto_epsilon.MAX_EPSILON)
+        for _ in range(_auto_epsilon.MAX_ROUNDS):
+            dropped = mask & type(self)._rejections(problem, evaluation)
+            if problem.floors is not None:
+                dropped = problem.floors.protect(mask, dropped, evaluation.losses)
+            if not dropped.any() or mask.sum() - dropped.sum() < minimum_kept:
+                break
+            mask = mask & ~dropped
+            w, b = fit_subset(mask, w, b)
+            full = problem.evaluate(w, b)
+            evaluation = replace(full, mask=mask, objective=problem.subset_objective(w, b, mask))
+            history.append(evaluation.objective)
+        return replace(result, w=w, b=b, evaluation=evaluation, history=history)
 
     def _run_solver(
         self, problem: Problem, fit_subset, w: np.ndarray, b: np.ndarray

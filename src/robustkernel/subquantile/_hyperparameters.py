@@ -1,12 +1,17 @@
-"""alpha="auto" and gamma="auto" for the regressor: chosen on the contaminated data itself.
+"""alpha="auto" and gamma="auto": chosen on the contaminated data itself.
 
-Plain cross-validation is steered by the corrupted rows of its validation folds. Here every
-candidate gamma gets a trimmed fit (at ``START_ALPHA``) whose kept rows S carry the selection:
-one eigendecomposition of K_SS gives, for every alpha of the grid, the closed-form leave-one-out
-residuals of kernel ridge (with its unpenalized intercept) on S, and the out-of-sample residuals
-of the rows outside S. The score of (gamma, alpha) is the mean of the squared residuals of all
-rows after dropping the largest ``trim`` fraction (at least ``MIN_TRIM``): corrupted rows, which
-no good fit explains, are dropped and cannot pull the choice toward fits that chase them.
+Regressor: plain cross-validation is steered by the corrupted rows of its validation folds. Here
+every candidate gamma gets a trimmed fit (at ``START_ALPHA``) whose kept rows S carry the
+selection: one eigendecomposition of K_SS (of Z_S^T Z_S on approximate features) gives, for every
+alpha of the grid, the closed-form leave-one-out residuals of kernel ridge (with its unpenalized
+intercept) on S, and the out-of-sample residuals of the rows outside S. The score of
+(gamma, alpha) is the mean of the squared residuals of all rows after dropping the largest
+``trim`` fraction (at least ``MIN_TRIM``): corrupted rows, which no good fit explains, are dropped
+and cannot pull the choice toward fits that chase them. Kernels without a gamma (linear, cosine,
+precomputed, callables) only choose alpha.
+
+Classifier: no selection yet; "auto" is a rule, gamma = :func:`robust_gamma` (scikit-learn's
+gamma="scale" with a robust variance) and alpha = ``CLASSIFIER_ALPHA``.
 """
 
 from __future__ import annotations
@@ -15,32 +20,65 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy.linalg import eigh
+from sklearn.metrics.pairwise import KERNEL_PARAMS
+
+from .._memory import row_chunks
+from ._objective import FeatureProblem, Problem
 
 ALPHAS = tuple(float(a) for a in np.logspace(-4, 1, 11))
 GAMMA_FACTORS = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)  # times 1 / (n_features var(X))
 START_ALPHA = 0.1
 MIN_TRIM = 0.1
+CLASSIFIER_ALPHA = 1.0
+
+
+def takes_gamma(kernel: object) -> bool:
+    """Whether the kernel (a name of ``pairwise_kernels``) has a gamma parameter."""
+    return isinstance(kernel, str) and "gamma" in KERNEL_PARAMS.get(kernel, ())
+
+
+def robust_gamma(X: np.ndarray) -> float:
+    """1 / (n_features sigma^2), sigma^2 a robust feature variance.
+
+    scikit-learn's "scale" uses var(X), which rows moved far away (x -> 100 x) inflate; here
+    each feature's scale is 1.4826 MAD (its standard deviation where the MAD is 0, e.g. a
+    binary feature with a majority value), and sigma^2 the mean of their squares. Where that
+    is 0 or not representable (features beyond 1e154), 1 / n_features (gamma=None).
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        deviations = np.abs(X - np.median(X, axis=0))
+        scales = 1.4826 * np.median(deviations, axis=0)
+        scales = np.where(scales > 0, scales, np.std(X, axis=0))
+        variance = float(np.mean(scales**2))
+    if not 0 < variance < np.inf:
+        return 1.0 / X.shape[1]
+    return 1.0 / (X.shape[1] * variance)
 
 
 def gamma_grid(X: np.ndarray) -> list[float]:
-    """Candidate gammas around 1 / (n_features sigma^2), sigma^2 a robust feature variance.
-
-    scikit-learn's "scale" uses var(X), which rows moved far away (x -> 100 x) inflate; here
-    each feature's variance is (1.4826 MAD)^2, averaged over the features.
-    """
-    deviations = np.abs(X - np.median(X, axis=0))
-    variance = float(np.mean((1.4826 * np.median(deviations, axis=0)) ** 2))
-    scale = 1.0 / (X.shape[1] * variance) if variance > 0 else 1.0
+    """Candidate gammas: ``GAMMA_FACTORS`` times :func:`robust_gamma`."""
+    scale = robust_gamma(X)
     return [factor * scale for factor in GAMMA_FACTORS]
 
 
 def honest_residuals(
+    problem: Problem | FeatureProblem, kept: np.ndarray, alphas: Sequence[float]
+) -> np.ndarray:
+    """Squared residual norms of every row under ridge on the rows ``kept``, per alpha.
+
+    Leave-one-out residuals for the kept rows, plain residuals for the others; shape
+    (len(alphas), n). The problem's own alpha is not used.
+    """
+    if isinstance(problem, FeatureProblem):
+        return _feature_honest_residuals(problem, kept, alphas)
+    return _kernel_honest_residuals(problem.K, problem.Y, kept, alphas, problem.fit_intercept)
+
+
+def _kernel_honest_residuals(
     K: np.ndarray, Y: np.ndarray, kept: np.ndarray, alphas: Sequence[float], fit_intercept: bool
 ) -> np.ndarray:
-    """Squared residual norms of every row under kernel ridge on the rows ``kept``, per alpha.
-
-    Leave-one-out residuals c_i / G_ii for the kept rows (G the inverse of the bordered system
-    of kernel ridge with intercept), plain residuals for the others; shape (len(alphas), n).
+    """Kernel ridge: leave-one-out residuals c_i / G_ii (G the inverse of the bordered system
+    of kernel ridge with intercept) for the kept rows.
     """
     eigenvalues, V = eigh(K[np.ix_(kept, kept)])
     eigenvalues = np.clip(eigenvalues, 0.0, None)
@@ -65,6 +103,48 @@ def honest_residuals(
     return scores
 
 
+def _feature_honest_residuals(
+    problem: FeatureProblem, kept: np.ndarray, alphas: Sequence[float]
+) -> np.ndarray:
+    """Ridge on features f = z^T theta + b: leave-one-out residuals r_i / (1 - h_ii).
+
+    With the intercept, features and targets are centred on the kept rows' means; the hat
+    matrix of the kept rows is then 1/k + Zc (Zc_S^T Zc_S + alpha I)^-1 Zc^T, and one
+    eigendecomposition Zc_S^T Zc_S = V diag(s) V^T serves every alpha: with P = Zc V,
+    h_ii = 1/k + sum_j P_ij^2 / (s_j + alpha) and the fit is P (V^T Zc_S^T y_S) / (s + alpha).
+    """
+    Z, Y = problem.Z, problem.Y
+    n, m = Z.shape
+    k = int(kept.sum())
+    z_mean = np.zeros(m)
+    y_mean = np.zeros(Y.shape[1])
+    if problem.fit_intercept:
+        z_mean = np.asarray(Z[kept], dtype=float).mean(axis=0)
+        y_mean = Y[kept].mean(axis=0)
+    gram = np.zeros((m, m))
+    moment = np.zeros((m, Y.shape[1]))
+    for rows in row_chunks(n, m):
+        block = np.asarray(Z[rows], dtype=float)[kept[rows]] - z_mean
+        gram += block.T @ block
+        moment += block.T @ (Y[rows][kept[rows]] - y_mean)
+    eigenvalues, V = eigh(gram)
+    eigenvalues = np.clip(eigenvalues, 0.0, None)
+    P = np.empty((n, m))
+    for rows in row_chunks(n, m):
+        P[rows] = (np.asarray(Z[rows], dtype=float) - z_mean) @ V
+    projected = V.T @ moment
+    centred = Y - y_mean
+    base_leverage = 1.0 / k if problem.fit_intercept else 0.0
+    scores = np.empty((len(alphas), n))
+    for row, alpha in enumerate(alphas):
+        d = 1.0 / (eigenvalues + alpha)
+        residuals = centred - P @ (d[:, None] * projected)
+        leverage = base_leverage + (P * P) @ d
+        residuals[kept] /= (1.0 - leverage[kept])[:, None]
+        scores[row] = np.sum(residuals**2, axis=1)
+    return scores
+
+
 def trimmed_mean(values: np.ndarray, trim: float) -> np.ndarray:
     """Mean over the last axis after dropping the largest ``trim`` fraction of each row."""
     n = values.shape[-1]
@@ -73,31 +153,24 @@ def trimmed_mean(values: np.ndarray, trim: float) -> np.ndarray:
 
 
 def select(
-    Y: np.ndarray,
-    gammas: Sequence[float],
+    gammas: Sequence[float | None],
     alphas: Sequence[float],
     trim: float,
-    kernel_matrix: Callable[[float], np.ndarray],
-    kept_rows: Callable[[np.ndarray], np.ndarray],
-    fit_intercept: bool,
-) -> tuple[float, float, np.ndarray, np.ndarray]:
+    trimmed_fit: Callable[[float | None], tuple[Problem | FeatureProblem, np.ndarray]],
+) -> tuple[float | None, float, np.ndarray, np.ndarray]:
     """The (gamma, alpha) of least trimmed honest residuals, and the score of every pair.
 
     Parameters
     ----------
-    Y : ndarray
-        Targets (n, C).
     gammas, alphas : sequence of float
-        The candidates (one value each when the user fixed it).
+        The candidates (one value each when the user fixed it; gamma None for kernels
+        without one).
     trim : float
         Fraction of the largest squared residuals dropped from each score (``MIN_TRIM`` at
         least).
-    kernel_matrix : callable
-        ``kernel_matrix(gamma)``: the n x n kernel matrix.
-    kept_rows : callable
-        ``kept_rows(K)``: the rows a trimmed fit at ``START_ALPHA`` (or the fixed alpha) keeps.
-    fit_intercept : bool
-        Whether the model has an unpenalized intercept.
+    trimmed_fit : callable
+        ``trimmed_fit(gamma)``: the problem (kernel matrix or features) at that gamma and the
+        rows a trimmed fit at ``START_ALPHA`` (or the fixed alpha) keeps.
 
     Returns
     -------
@@ -114,9 +187,13 @@ def select(
     scores = np.empty((len(gammas), len(alphas)))
     masks = []
     for row, gamma in enumerate(gammas):
-        K = kernel_matrix(gamma)
-        masks.append(kept_rows(K))
-        residuals = honest_residuals(K, Y, masks[-1], alphas, fit_intercept)
+        problem, kept = trimmed_fit(gamma)
+        masks.append(kept)
+        # a kept row of leverage 1 (e.g. a fit on one or two rows) has no leave-one-out
+        # residual: the pair's score is then inf
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            residuals = honest_residuals(problem, kept, alphas)
+        residuals = np.where(np.isnan(residuals), np.inf, residuals)
         scores[row] = trimmed_mean(residuals, trim)
     best = np.unravel_index(np.argmin(scores), scores.shape)
-    return float(gammas[best[0]]), float(alphas[best[1]]), scores, masks[best[0]]
+    return gammas[best[0]], float(alphas[best[1]]), scores, masks[best[0]]

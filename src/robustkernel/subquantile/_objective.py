@@ -46,6 +46,20 @@ class ClassFloors:
         counts = np.bincount(labels)
         return cls(labels, (counts + 1) // 2)
 
+    def protect(self, kept: np.ndarray, dropped: np.ndarray, losses: np.ndarray) -> np.ndarray:
+        """``dropped`` without the rows whose removal from ``kept`` would break a floor.
+
+        A class that would fall short keeps the dropped rows of smallest loss it needs.
+        """
+        dropped = dropped.copy()
+        for label, minimum in enumerate(self.minimum):
+            in_class = self.labels == label
+            short = int(minimum) - int(np.count_nonzero(kept & ~dropped & in_class))
+            if short > 0:
+                candidates = np.flatnonzero(dropped & in_class)
+                dropped[candidates[np.argsort(losses[candidates], kind="stable")[:short]]] = False
+        return dropped
+
 
 def subquantile(
     losses: np.ndarray, k: int, floors: ClassFloors | None = None

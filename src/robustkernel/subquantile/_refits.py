@@ -237,13 +237,18 @@ class LbfgsSubsetFitter:
             return self._from_variable(v), b
 
         def value_and_grad(x: np.ndarray) -> tuple[float, np.ndarray]:
-            w, b = unpack(x)
-            Kw = problem.apply(w)
-            F = Kw + b
-            norm = problem.squared_norm(w, Kw)
-            value = np.sum(problem.loss.loss(F, problem.Y)[mask]) + alpha * norm
-            G = problem.loss.gradient(F, problem.Y) * weights
-            grad_w = problem.metric(problem.backward(G) + 2.0 * alpha * w)
+            if not np.all(np.isfinite(x)):  # a line-search trial step beyond float64
+                return np.inf, np.zeros_like(x)
+            with np.errstate(over="ignore", invalid="ignore"):
+                w, b = unpack(x)
+                Kw = problem.apply(w)
+                F = Kw + b
+                norm = problem.squared_norm(w, Kw)
+                value = np.sum(problem.loss.loss(F, problem.Y)[mask]) + alpha * norm
+                G = problem.loss.gradient(F, problem.Y) * weights
+                grad_w = problem.metric(problem.backward(G) + 2.0 * alpha * w)
+            if not np.isfinite(value):
+                return np.inf, np.zeros_like(x)
             parts = [self._variable_gradient(grad_w).ravel()]
             if problem.fit_intercept:
                 parts.append(G.sum(axis=0))

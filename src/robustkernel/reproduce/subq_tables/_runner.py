@@ -101,6 +101,7 @@ def make_model(
             radius=spec.radius,
             init="erm" if method == "subq_erm" else spec.init,
             n_init=SUBQ_STARTS if method == "subq_starts" else 1,
+            refine=None,
             **kernel,
             **features,
         )
