@@ -789,29 +789,26 @@ def cleanlab_svc(context: Context) -> Any:
 
 
 REGRESSION_METHODS: dict[str, Method] = {
+    "subq_default": Method(
+        lambda c: SubquantileKernelRegressor(),
+        'SubquantileKernelRegressor(): the defaults, epsilon, alpha, gamma "auto", '
+        'refine="reject" (no knobs)',
+        library=True,
+    ),
     "subq_true_eps": Method(
         lambda c: SubquantileKernelRegressor(epsilon=c.eps),
         "SubquantileKernelRegressor(epsilon=true eps), other parameters default",
         library=True,
     ),
-    "subq_auto": Method(
-        lambda c: SubquantileKernelRegressor(epsilon="auto"),
-        'SubquantileKernelRegressor(epsilon="auto")',
+    "subq_papers": Method(
+        lambda c: SubquantileKernelRegressor(epsilon=c.eps, alpha=1.0, gamma=None, refine=None),
+        "the papers' estimator: SubquantileKernelRegressor(epsilon=true eps, alpha=1, "
+        "gamma=None, refine=None)",
         library=True,
     ),
     "subq_biweight": Method(
         lambda c: SubquantileKernelRegressor(epsilon=c.eps, refine="biweight"),
         'SubquantileKernelRegressor(epsilon=true eps, refine="biweight")',
-        library=True,
-    ),
-    "subq_tuned": Method(
-        lambda c: SubquantileKernelRegressor(epsilon=c.eps, alpha="auto", gamma="auto"),
-        'SubquantileKernelRegressor(epsilon=true eps, alpha="auto", gamma="auto")',
-        library=True,
-    ),
-    "subq_tuned_auto": Method(
-        lambda c: SubquantileKernelRegressor(epsilon="auto", alpha="auto", gamma="auto"),
-        'SubquantileKernelRegressor(epsilon="auto", alpha="auto", gamma="auto"): no knobs',
         library=True,
     ),
     "krr_cv": Method(
@@ -846,14 +843,20 @@ REGRESSION_METHODS: dict[str, Method] = {
     ),
 }
 CLASSIFICATION_METHODS: dict[str, Method] = {
+    "subq_default": Method(
+        lambda c: SubquantileKernelClassifier(),
+        "SubquantileKernelClassifier(): the defaults (no knobs)",
+        library=True,
+    ),
     "subq_true_eps": Method(
         lambda c: SubquantileKernelClassifier(epsilon=c.eps),
         "SubquantileKernelClassifier(epsilon=true eps), other parameters default",
         library=True,
     ),
-    "subq_auto": Method(
-        lambda c: SubquantileKernelClassifier(epsilon="auto"),
-        'SubquantileKernelClassifier(epsilon="auto")',
+    "subq_papers": Method(
+        lambda c: SubquantileKernelClassifier(epsilon=c.eps, alpha=1.0, gamma=None, refine=None),
+        "the papers' estimator: SubquantileKernelClassifier(epsilon=true eps, alpha=1, "
+        "gamma=None, refine=None)",
         library=True,
     ),
     "svc_cv": Method(

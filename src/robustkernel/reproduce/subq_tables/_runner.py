@@ -94,6 +94,8 @@ def make_model(
     regression = spec.task == "regression"
     learner = SubquantileKernelRegressor if regression else SubquantileKernelClassifier
     features = {"n_components": spec.n_components, "random_state": 0}
+    if method == "subq_auto":
+        return learner(kernel=spec.kernel, degree=spec.degree, coef0=spec.coef0, **features)
     if method in SUBQ_VARIANTS:
         return learner(
             epsilon=epsilon,

@@ -1,0 +1,192 @@
+"""What the automatic configuration costs: fit time against the grid search it replaces.
+
+Regression: ``SubquantileKernelRegressor()`` (epsilon, alpha, gamma "auto") against
+KernelRidge(rbf) + 5-fold GridSearchCV over the same grid (the 7 gammas of
+``gamma_grid`` x the 11 alphas of ``ALPHAS``), on the generated problem of
+``bench_robust.py`` (sin(2 x1) + x2 x3 + 0.5 x4^2 + noise, 5 features) with 20% of the training
+targets replaced by N(5, variance 5), n training rows. Classification: the multiclass fit on
+scikit-learn's digits (1797 x 64, 10 classes, features / 16, 20% of the labels replaced by a
+random class) against SVC(rbf) with its defaults and against SVC + 5-fold GridSearchCV over the
+C x gamma grid of ``bench_robust.py``. Every fit runs with one BLAS thread in this process;
+each time is the median of ``--repeats`` fits; the table also gives the process CPU time of
+the fits and the test metric on clean rows.
+
+    python benchmarks/bench_fit_time.py [--n 2000] [--repeats 3] [--no-write]
+
+prints the table and writes it into BENCHMARKS.md (section "Fit time of the automatic
+configuration (bench_fit_time.py)"). Run it alone: no other job on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shlex
+import statistics
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import sklearn
+from sklearn.datasets import load_digits
+from sklearn.kernel_ridge import KernelRidge
+from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
+from sklearn.svm import SVC
+from threadpoolctl import threadpool_limits
+
+import robustkernel
+from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
+from robustkernel._report import cpu_description, markdown_table, replace_markdown_section
+from robustkernel.subquantile._hyperparameters import ALPHAS, gamma_grid
+
+SECTION = "## Fit time of the automatic configuration (bench_fit_time.py)"
+SVC_CS = (0.1, 1.0, 10.0, 100.0)
+SVC_GAMMA_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)  # x 1 / n_features
+FOLDS = 5
+
+
+def regression_data(n_train: int, seed: int = 0):
+    """The generated problem, 20% of the training targets replaced; 1000 clean test rows."""
+    rng = np.random.default_rng(seed)
+    n = n_train + 1000
+    X = rng.uniform(-2, 2, size=(n, 5))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.5 * X[:, 3] ** 2 + 0.1 * rng.normal(size=n)
+    y_train = y[:n_train].copy()
+    bad = rng.choice(n_train, size=n_train // 5, replace=False)
+    y_train[bad] = rng.normal(5.0, np.sqrt(5.0), size=bad.size)
+    return X[:n_train], y_train, X[n_train:], y[n_train:]
+
+
+def digits_data(seed: int = 0):
+    """Digits / 16, a stratified 80/20 split, 20% of the training labels replaced."""
+    X, y = load_digits(return_X_y=True)
+    X = X / 16.0
+    rng = np.random.default_rng(seed)
+    test = np.zeros(len(y), dtype=bool)
+    for label in np.unique(y):
+        rows = np.flatnonzero(y == label)
+        test[rng.choice(rows, size=len(rows) // 5, replace=False)] = True
+    y_train = y[~test].copy()
+    bad = rng.choice(y_train.size, size=y_train.size // 5, replace=False)
+    y_train[bad] = rng.integers(0, 10, size=bad.size)
+    return X[~test], y_train, X[test], y[test]
+
+
+def timed(make: Callable[[], object], X, y, repeats: int) -> tuple[float, float, object]:
+    """Median wall and CPU seconds of ``repeats`` fits, and the last fitted model."""
+    walls, cpus = [], []
+    for _ in range(repeats):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cpu, start = time.process_time(), time.perf_counter()
+            model = make().fit(X, y)
+            walls.append(time.perf_counter() - start)
+            cpus.append(time.process_time() - cpu)
+    return statistics.median(walls), statistics.median(cpus), model
+
+
+def rows_for(
+    problem: str,
+    methods: dict[str, Callable[[], object]],
+    data: tuple,
+    metric: Callable,
+    metric_name: str,
+    reference: str,
+    repeats: int,
+) -> list[dict]:
+    X, y, X_test, y_test = data
+    results = {name: timed(make, X, y, repeats) for name, make in methods.items()}
+    base = results[reference][0]
+    return [
+        {
+            "problem": problem,
+            "method": name,
+            "fit s (median)": round(wall, 3),
+            "CPU s": round(cpu, 3),
+            "fit-time ratio": round(wall / base, 2),
+            "ratio to": reference,
+            "test metric": f"{metric_name} {float(metric(model.predict(X_test), y_test)):.4f}",
+        }
+        for name, (wall, cpu, model) in results.items()
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=2000, help="regression training rows")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--no-write", action="store_true", help="do not update BENCHMARKS.md")
+    args = parser.parse_args(argv)
+    load_before = os.getloadavg()
+    start = time.perf_counter()
+    with threadpool_limits(1):
+        data = regression_data(args.n)
+        X = data[0]
+        grid = {"alpha": list(ALPHAS), "gamma": gamma_grid(X)}
+        folds = KFold(FOLDS, shuffle=True, random_state=0)
+        regression = rows_for(
+            f"regression, generated, n = {args.n}, 20% labels",
+            {
+                "SubquantileKernelRegressor()": SubquantileKernelRegressor,
+                "KernelRidge + GridSearchCV (77 x 5 fits)": lambda: GridSearchCV(
+                    KernelRidge(kernel="rbf"), grid, cv=folds
+                ),
+            },
+            data,
+            lambda p, t: np.sqrt(np.mean((p - t) ** 2)),
+            "RMSE",
+            "KernelRidge + GridSearchCV (77 x 5 fits)",
+            args.repeats,
+        )
+        digits = digits_data()
+        svc_grid = {"C": list(SVC_CS), "gamma": [f / 64 for f in SVC_GAMMA_FACTORS]}
+        classification = rows_for(
+            f"classification, digits, n = {digits[0].shape[0]}, 10 classes, 20% labels",
+            {
+                "SubquantileKernelClassifier()": lambda: SubquantileKernelClassifier(
+                    random_state=0
+                ),
+                "SVC()": SVC,
+                "SVC + GridSearchCV (20 x 5 fits)": lambda: GridSearchCV(
+                    SVC(), svc_grid, cv=StratifiedKFold(FOLDS, shuffle=True, random_state=0)
+                ),
+            },
+            digits,
+            lambda p, t: np.mean(p == t),
+            "accuracy",
+            "SVC()",
+            args.repeats,
+        )
+    frame = pd.DataFrame(regression + classification)
+    table = markdown_table(frame)
+    load_after = os.getloadavg()
+    command = "python benchmarks/bench_fit_time.py " + shlex.join(
+        sys.argv[1:] if argv is None else argv
+    )
+    body = (
+        f"{SECTION}\n\n"
+        f"Command: `{command.strip()}`  \n"
+        f"Machine: {platform.machine()}, {cpu_description()}, Python "
+        f"{platform.python_version()}, numpy {np.__version__}, scikit-learn "
+        f"{sklearn.__version__}, robustkernel {robustkernel.__version__}; one BLAS thread.  \n"
+        f"Load average (1, 5, 15 min) before: {', '.join(f'{v:.2f}' for v in load_before)}; "
+        f"after: {', '.join(f'{v:.2f}' for v in load_after)}. Wall time "
+        f"{time.perf_counter() - start:.0f} s.\n\n"
+        + (__doc__.split("\n\n")[1].replace("\n", " ") + "\n\n")
+        + table
+    )
+    print(body)
+    if not args.no_write:
+        replace_markdown_section(
+            Path(__file__).resolve().parents[1] / "BENCHMARKS.md", SECTION, body
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
