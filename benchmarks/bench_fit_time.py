@@ -33,9 +33,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import sklearn
+from bench_robust import CV_FOLDS, Context, svc_cv  # the SVC grid search of bench_robust.py
 from sklearn.datasets import load_digits
 from sklearn.kernel_ridge import KernelRidge
-from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
+from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
@@ -45,9 +46,6 @@ from robustkernel._report import cpu_description, markdown_table, replace_markdo
 from robustkernel.subquantile._hyperparameters import ALPHAS, gamma_grid
 
 SECTION = "## Fit time of the automatic configuration (bench_fit_time.py)"
-SVC_CS = (0.1, 1.0, 10.0, 100.0)
-SVC_GAMMA_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)  # x 1 / n_features
-FOLDS = 5
 
 
 def regression_data(n_train: int, seed: int = 0):
@@ -128,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         data = regression_data(args.n)
         X = data[0]
         grid = {"alpha": list(ALPHAS), "gamma": gamma_grid(X)}
-        folds = KFold(FOLDS, shuffle=True, random_state=0)
+        folds = KFold(CV_FOLDS, shuffle=True, random_state=0)
         regression = rows_for(
             f"regression, generated, n = {args.n}, 20% labels",
             {
@@ -144,7 +142,6 @@ def main(argv: list[str] | None = None) -> int:
             args.repeats,
         )
         digits = digits_data()
-        svc_grid = {"C": list(SVC_CS), "gamma": [f / 64 for f in SVC_GAMMA_FACTORS]}
         classification = rows_for(
             f"classification, digits, n = {digits[0].shape[0]}, 10 classes, 20% labels",
             {
@@ -152,8 +149,8 @@ def main(argv: list[str] | None = None) -> int:
                     random_state=0
                 ),
                 "SVC()": SVC,
-                "SVC + GridSearchCV (20 x 5 fits)": lambda: GridSearchCV(
-                    SVC(), svc_grid, cv=StratifiedKFold(FOLDS, shuffle=True, random_state=0)
+                "SVC + GridSearchCV (20 x 5 fits)": lambda: svc_cv(
+                    Context(0.2, digits[0].shape[0], digits[0].shape[1], 0)
                 ),
             },
             digits,
