@@ -226,8 +226,8 @@ class BaseSubquantile(KernelModel):
         self._target_scale = loss.target_scale(Y)
         Y = Y / self._target_scale
         self._epsilon = self.epsilon
-        tuned = self.alpha == "auto" or self.gamma == "auto"
-        if self.epsilon == "auto" and tuned:
+        alphas, gammas = self._candidates(X)
+        if self.epsilon == "auto" and len(alphas) * len(gammas) > 1:
             # alpha and gamma chosen at the starting trim first estimate epsilon; then they
             # are chosen again, and the model fitted, at that estimate (a 40% trim chooses for
             # the hardest 60% of clean rows, e.g. a smoother kernel than the data need).

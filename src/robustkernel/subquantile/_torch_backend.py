@@ -186,8 +186,9 @@ class DeviceRidgeSubsetFitter:
 class DeviceLbfgsSubsetFitter(LbfgsSubsetFitter):
     """:class:`~robustkernel._subset_fit.LbfgsSubsetFitter` with its whitening on the device.
 
-    The Cholesky factor L of K + delta I and the triangular solves with it run on the device;
-    the L-BFGS iterations themselves (vectors of n x C) stay in SciPy on the host.
+    The Cholesky factor L of K + delta I, the products with it and the triangular solve back
+    to w run on the device; the L-BFGS iterations themselves (vectors of n x C) stay in SciPy
+    on the host.
     """
 
     def _cholesky_factor(self) -> torch.Tensor:
@@ -200,16 +201,18 @@ class DeviceLbfgsSubsetFitter(LbfgsSubsetFitter):
                 return factor
         raise ValueError(NOT_PSD)
 
+    def _forward(self, v: np.ndarray) -> np.ndarray:
+        return (self._chol @ self.problem.K.to_device(v)).cpu().numpy()
+
+    def _backward(self, G: np.ndarray) -> np.ndarray:
+        return (self._chol.mT @ self.problem.K.to_device(G)).cpu().numpy()
+
     def _from_variable(self, v: np.ndarray) -> np.ndarray:
         v_device = self.problem.K.to_device(v)
         return torch.linalg.solve_triangular(self._chol.mT, v_device, upper=True).cpu().numpy()
 
     def _to_variable(self, w: np.ndarray) -> np.ndarray:
         return (self._chol.mT @ self.problem.K.to_device(w)).cpu().numpy()
-
-    def _variable_gradient(self, grad_w: np.ndarray) -> np.ndarray:
-        g_device = self.problem.K.to_device(grad_w)
-        return torch.linalg.solve_triangular(self._chol, g_device, upper=False).cpu().numpy()
 
 
 _DEVICE_FITTERS: dict[type, type] = {
