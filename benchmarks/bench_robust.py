@@ -772,6 +772,10 @@ def ransac_nystroem(context: Context) -> Pipeline:
 def cleanlab_svc(context: Context) -> Any:
     """cleanlab's CleanLearning around SVC(rbf, probability=True), defaults otherwise.
 
+    Its label-issue search runs in this process (``n_jobs=1``): its own multiprocessing pool
+    fails inside joblib's worker processes (NameError in cleanlab 2.9's filter), and every run
+    of the benchmark gets one core.
+
     Parameters
     ----------
     context : Context
@@ -785,7 +789,9 @@ def cleanlab_svc(context: Context) -> Any:
     from cleanlab.classification import CleanLearning
 
     svc = SVC(kernel="rbf", probability=True, random_state=context.seed)
-    return CleanLearning(svc, seed=context.seed, verbose=False)
+    return CleanLearning(
+        svc, seed=context.seed, verbose=False, find_label_issues_kwargs={"n_jobs": 1}
+    )
 
 
 REGRESSION_METHODS: dict[str, Method] = {

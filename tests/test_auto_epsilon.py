@@ -88,7 +88,7 @@ def test_auto_epsilon_classification(epsilon):
     bad = corrupt(X, y, "flip", epsilon, random_state=1)
     model = SubquantileKernelClassifier(epsilon="auto", **CLASSIFICATION_PARAMS).fit(bad.X, bad.y)
     # Flips near the decision boundary are undetectable: the estimate falls short at high eps.
-    assert abs(model.epsilon_ - epsilon) <= (0.07 if epsilon <= 0.2 else 0.1)
+    assert abs(model.epsilon_ - epsilon) <= (0.07 if epsilon <= 0.2 else 0.1) + 1e-12
 
     error = 1.0 - accuracy_score(y_test, model.predict(X_test))
     oracle = _oracle(SubquantileKernelClassifier, X, y, bad.index)

@@ -77,7 +77,10 @@ class BaseSubquantile(KernelModel):
     _auto_start: ClassVar[Callable[[np.ndarray], float]]
     _refinements: ClassVar[frozenset[str]] = frozenset({"reject"})
     _keeps_every_class: ClassVar[bool] = False
-    _tunes_hyperparameters: ClassVar[bool] = False
+    _alpha_grid: ClassVar[tuple[float, ...]]
+    _gamma_factors: ClassVar[tuple[float, ...]]
+    _start_alpha: ClassVar[float]
+    _reselects: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -178,17 +181,13 @@ class BaseSubquantile(KernelModel):
                 )
 
     def _candidates(self, X: np.ndarray) -> tuple[list[float], list[float | None]]:
-        """The alphas and gammas to choose from: one each where given (or ruled, classifier)."""
-        gamma_auto = self.gamma == "auto" and self.kernel != "precomputed"
-        gamma_auto = gamma_auto and _hyperparameters.takes_gamma(self.kernel)
-        if not self._tunes_hyperparameters:
-            alpha = _hyperparameters.CLASSIFIER_ALPHA if self.alpha == "auto" else self.alpha
-            gamma = _hyperparameters.robust_gamma(X) if gamma_auto else self.gamma
-            return [float(alpha)], [None if gamma == "auto" else gamma]
-        alphas = list(_hyperparameters.ALPHAS) if self.alpha == "auto" else [float(self.alpha)]
-        if gamma_auto:
-            return alphas, _hyperparameters.gamma_grid(X)
-        return alphas, [None if self.gamma == "auto" else self.gamma]
+        """The alphas and gammas to choose from: the class's grids where "auto", else one."""
+        alphas = list(self._alpha_grid) if self.alpha == "auto" else [float(self.alpha)]
+        if self.gamma != "auto":
+            return alphas, [self.gamma]
+        if self.kernel == "precomputed" or not _hyperparameters.takes_gamma(self.kernel):
+            return alphas, [None]
+        return alphas, _hyperparameters.gamma_grid(X, self._gamma_factors)
 
     def _hyperparameters(
         self, X: np.ndarray, Y: np.ndarray, loss: Loss
@@ -200,7 +199,7 @@ class BaseSubquantile(KernelModel):
         if len(alphas) == 1 and len(gammas) == 1:
             return alphas[0], gammas[0]
         start = type(self)._auto_start(Y) if self._epsilon == "auto" else self._epsilon
-        start_alpha = _hyperparameters.START_ALPHA if len(alphas) > 1 else alphas[0]
+        start_alpha = self._start_alpha if len(alphas) > 1 else alphas[0]
 
         def trimmed_fit(gamma: float | None) -> tuple[Problem | FeatureProblem, np.ndarray]:
             problem, _ = self._build_problem(X, Y, loss, start_alpha, gamma, start)
@@ -227,7 +226,7 @@ class BaseSubquantile(KernelModel):
         Y = Y / self._target_scale
         self._epsilon = self.epsilon
         alphas, gammas = self._candidates(X)
-        if self.epsilon == "auto" and len(alphas) * len(gammas) > 1:
+        if self.epsilon == "auto" and self._reselects and len(alphas) * len(gammas) > 1:
             # alpha and gamma chosen at the starting trim first estimate epsilon; then they
             # are chosen again, and the model fitted, at that estimate (a 40% trim chooses for
             # the hardest 60% of clean rows, e.g. a smoother kernel than the data need).

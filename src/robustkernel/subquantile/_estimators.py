@@ -15,6 +15,14 @@ from ._auto_epsilon import (
     regression_start,
 )
 from ._base import BaseSubquantile
+from ._hyperparameters import (
+    ALPHAS,
+    CLASSIFIER_ALPHAS,
+    CLASSIFIER_GAMMA_FACTORS,
+    CLASSIFIER_START_ALPHA,
+    GAMMA_FACTORS,
+    START_ALPHA,
+)
 from ._refits import FeatureRidgeSubsetFitter, LbfgsSubsetFitter, RidgeSubsetFitter
 
 _PARAMETERS_DOC = """
@@ -27,12 +35,12 @@ _PARAMETERS_DOC = """
         trimming at most half the share of the smallest class), flag the rows whose loss is
         implausible under that fit (regression: studentized |residual| > 3 sigma with a
         truncation-corrected robust scale; classification: observed label given probability
-        below 0.2), refit without them, and repeat until the flagged set is stable.
+        below 0.2 out of fold, by the model fitted on the kept rows of the other two of three
+        folds), refit without them, and repeat until the flagged set is stable.
     alpha : float or "auto", default="auto"
         Ridge penalty on the RKHS norm, alpha * ||f||_H^2 (the convention of sklearn's
         KernelRidge: the loss is summed, not averaged, over the kept rows). "auto": chosen on
-        the training rows themselves (regressor, see ``gamma``); the classifier does not
-        select yet and uses alpha = 1.
+        the training rows themselves, see ``gamma``.
     kernel : str or callable, default="rbf"
         Kernel as in :class:`sklearn.kernel_ridge.KernelRidge`: a name from
         ``sklearn.metrics.pairwise.PAIRWISE_KERNEL_FUNCTIONS``, "precomputed" (X is then the
@@ -49,8 +57,12 @@ _PARAMETERS_DOC = """
         pair is fitted, starting from its S; with epsilon="auto" this runs twice, the second
         time at the first fit's ``epsilon_``. Kernels without a gamma (linear, cosine,
         "precomputed", callables) choose alpha only. Chosen values in ``alpha_`` and
-        ``gamma_``, every score in ``hyperparameter_scores_``. The classifier's "auto" is the
-        rule 1 / (n_features sigma^2) (scikit-learn's gamma="scale" with the robust variance).
+        ``gamma_``, every score in ``hyperparameter_scores_``. Classifier: gammas 1/4, 1 and 4
+        times 1 / (n_features sigma^2) (scikit-learn's gamma="scale" with the robust variance)
+        and alphas 0.01, 0.1, 1; for each gamma a trimmed fit at alpha = 1 gives S, and each
+        pair is scored by stratified 3-fold cross-validation whose models are fitted on the
+        rows of S in the other folds, by the misclassification rate of all rows against their
+        given labels (ties: the smaller alpha); selection runs once, at the starting trim.
         Not available with ``device`` (give alpha and gamma).
     degree, coef0 : float, default=3, 1
         Parameters of the polynomial and sigmoid kernels.
@@ -187,7 +199,8 @@ _ATTRIBUTES_DOC = """
     alpha_, gamma_ : float
         The alpha and gamma of the fit (the chosen ones with "auto", else the given ones).
     hyperparameter_scores_ : ndarray of shape (n_gammas, n_alphas)
-        With alpha or gamma "auto": the trimmed mean squared honest residual of every pair.
+        With alpha or gamma "auto": the score of every pair (regressor: the trimmed mean
+        squared honest residual; classifier: the out-of-fold misclassification rate).
     epsilon_ : float
         Fraction of the rows trimmed, 1 - (rows kept) / n: the estimate when epsilon="auto",
         at least epsilon with ``refine="reject"`` (classifiers: less where keeping half of
@@ -236,7 +249,9 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
     _subset_fitter = RidgeSubsetFitter
     _feature_subset_fitter = FeatureRidgeSubsetFitter
     _refinements = frozenset({"reject", "biweight"})
-    _tunes_hyperparameters = True
+    _alpha_grid = ALPHAS
+    _gamma_factors = GAMMA_FACTORS
+    _start_alpha = START_ALPHA
     _outlier_flags = staticmethod(regression_flags)
     _rejections = staticmethod(regression_rejections)
     _auto_start = staticmethod(regression_start)
@@ -311,6 +326,10 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
     _rejections = staticmethod(classification_flags)
     _auto_start = staticmethod(classification_start)
     _keeps_every_class = True
+    _alpha_grid = CLASSIFIER_ALPHAS
+    _gamma_factors = CLASSIFIER_GAMMA_FACTORS
+    _start_alpha = CLASSIFIER_START_ALPHA
+    _reselects = False
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> SubquantileKernelClassifier:

@@ -1,17 +1,25 @@
 """alpha="auto" and gamma="auto": chosen on the contaminated data itself.
 
-Regressor: plain cross-validation is steered by the corrupted rows of its validation folds. Here
-every candidate gamma gets a trimmed fit (at ``START_ALPHA``) whose kept rows S carry the
-selection: one eigendecomposition of K_SS (of Z_S^T Z_S on approximate features) gives, for every
-alpha of the grid, the closed-form leave-one-out residuals of kernel ridge (with its unpenalized
-intercept) on S, and the out-of-sample residuals of the rows outside S. The score of
+Plain cross-validation is steered by the corrupted rows of its validation folds. Here every
+candidate gamma gets a trimmed fit (at a starting alpha) whose kept rows S carry the selection:
+only kept rows train the models that are scored, and every row is scored out of sample.
+
+Regressor: one eigendecomposition of K_SS (of Z_S^T Z_S on approximate features) gives, for
+every alpha of the grid, the closed-form leave-one-out residuals of kernel ridge (with its
+unpenalized intercept) on S, and the out-of-sample residuals of the rows outside S. The score of
 (gamma, alpha) is the mean of the squared residuals of all rows after dropping the largest
 ``trim`` fraction (at least ``MIN_TRIM``): corrupted rows, which no good fit explains, are dropped
 and cannot pull the choice toward fits that chase them. Kernels without a gamma (linear, cosine,
 precomputed, callables) only choose alpha.
 
-Classifier: no selection yet; "auto" is a rule, gamma = :func:`robust_gamma` (scikit-learn's
-gamma="scale" with a robust variance) and alpha = ``CLASSIFIER_ALPHA``.
+Classifier: gammas ``CLASSIFIER_GAMMA_FACTORS`` times :func:`robust_gamma` (scikit-learn's
+gamma="scale" with a robust variance) and alphas ``CLASSIFIER_ALPHAS``, chosen by stratified
+3-fold cross-validation whose models are fitted on the kept rows of the other folds only
+(``_folds.out_of_fold_outputs``) and scored by the misclassification rate of all rows against
+their given labels, untrimmed: under label noise the data can recover (flipped rows a minority
+in every region) the error against the given labels grows with the error against the true ones,
+whereas a log-loss, trimmed or not, rewards over- or under-confidence on the flipped rows.
+Among equal scores the smallest alpha wins (equal regression scores do not occur in practice).
 """
 
 from __future__ import annotations
@@ -22,14 +30,18 @@ import numpy as np
 from scipy.linalg import eigh
 from sklearn.metrics.pairwise import KERNEL_PARAMS
 
+from .._kernel_model.losses import SquaredLoss
 from .._memory import row_chunks
+from ._folds import labels_of, out_of_fold_outputs, predicted_labels
 from ._objective import FeatureProblem, Problem
 
 ALPHAS = tuple(float(a) for a in np.logspace(-4, 1, 11))
 GAMMA_FACTORS = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)  # times 1 / (n_features var(X))
 START_ALPHA = 0.1
 MIN_TRIM = 0.1
-CLASSIFIER_ALPHA = 1.0
+CLASSIFIER_ALPHAS = (0.01, 0.1, 1.0)
+CLASSIFIER_GAMMA_FACTORS = (0.25, 1.0, 4.0)
+CLASSIFIER_START_ALPHA = 1.0
 
 
 def takes_gamma(kernel: object) -> bool:
@@ -55,10 +67,10 @@ def robust_gamma(X: np.ndarray) -> float:
     return 1.0 / (X.shape[1] * variance)
 
 
-def gamma_grid(X: np.ndarray) -> list[float]:
-    """Candidate gammas: ``GAMMA_FACTORS`` times :func:`robust_gamma`."""
+def gamma_grid(X: np.ndarray, factors: Sequence[float] = GAMMA_FACTORS) -> list[float]:
+    """Candidate gammas: ``factors`` times :func:`robust_gamma`."""
     scale = robust_gamma(X)
-    return [factor * scale for factor in GAMMA_FACTORS]
+    return [factor * scale for factor in factors]
 
 
 def honest_residuals(
@@ -145,6 +157,33 @@ def _feature_honest_residuals(
     return scores
 
 
+def out_of_fold_errors(
+    problem: Problem | FeatureProblem, kept: np.ndarray, alphas: Sequence[float]
+) -> np.ndarray:
+    """1.0 where a row's out-of-fold prediction (``_folds.out_of_fold_outputs``) differs from
+    its given label; shape (len(alphas), n_samples)."""
+    labels = labels_of(problem.Y)
+    outputs = out_of_fold_outputs(problem, kept, alphas)
+    return np.array([predicted_labels(F) != labels for F in outputs], dtype=float)
+
+
+def honest_scores(
+    problem: Problem | FeatureProblem, kept: np.ndarray, alphas: Sequence[float], trim: float
+) -> np.ndarray:
+    """Score of every alpha (lower is better) at the problem's kernel and kept rows ``kept``.
+
+    Squared loss: the trimmed mean of :func:`honest_residuals` (trim at least ``MIN_TRIM``;
+    a kept row of leverage 1 has no leave-one-out residual, and the alpha then scores inf).
+    Classification losses: the mean of :func:`out_of_fold_errors`.
+    """
+    if not isinstance(problem.loss, SquaredLoss):
+        return out_of_fold_errors(problem, kept, alphas).mean(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        residuals = honest_residuals(problem, kept, alphas)
+    residuals = np.where(np.isnan(residuals), np.inf, residuals)
+    return trimmed_mean(residuals, max(trim, MIN_TRIM))
+
+
 def trimmed_mean(values: np.ndarray, trim: float) -> np.ndarray:
     """Mean over the last axis after dropping the largest ``trim`` fraction of each row."""
     n = values.shape[-1]
@@ -158,7 +197,7 @@ def select(
     trim: float,
     trimmed_fit: Callable[[float | None], tuple[Problem | FeatureProblem, np.ndarray]],
 ) -> tuple[float | None, float, np.ndarray, np.ndarray]:
-    """The (gamma, alpha) of least trimmed honest residuals, and the score of every pair.
+    """The (gamma, alpha) of least :func:`honest_scores`, and the score of every pair.
 
     Parameters
     ----------
@@ -166,34 +205,34 @@ def select(
         The candidates (one value each when the user fixed it; gamma None for kernels
         without one).
     trim : float
-        Fraction of the largest squared residuals dropped from each score (``MIN_TRIM`` at
-        least).
+        Regression: fraction of the largest squared residuals dropped from each score
+        (``MIN_TRIM`` at least).
     trimmed_fit : callable
         ``trimmed_fit(gamma)``: the problem (kernel matrix or features) at that gamma and the
-        rows a trimmed fit at ``START_ALPHA`` (or the fixed alpha) keeps.
+        rows a trimmed fit at the starting alpha (or the fixed alpha) keeps.
 
     Returns
     -------
     gamma, alpha : float
-        The chosen pair.
+        The chosen pair; among equal scores the smallest alpha, then the first gamma.
     scores : ndarray of shape (len(gammas), len(alphas))
-        The trimmed mean squared honest residual of every pair.
+        The score of every pair.
     kept : ndarray of bool
         The rows the trimmed fit at the chosen gamma kept: the final fit starts from them (a
         start from the ordinary fit at a small alpha interpolates every row, and in-sample
         losses then cannot tell the corrupted rows).
     """
-    trim = max(trim, MIN_TRIM)
     scores = np.empty((len(gammas), len(alphas)))
     masks = []
     for row, gamma in enumerate(gammas):
         problem, kept = trimmed_fit(gamma)
         masks.append(kept)
-        # a kept row of leverage 1 (e.g. a fit on one or two rows) has no leave-one-out
-        # residual: the pair's score is then inf
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            residuals = honest_residuals(problem, kept, alphas)
-        residuals = np.where(np.isnan(residuals), np.inf, residuals)
-        scores[row] = trimmed_mean(residuals, trim)
-    best = np.unravel_index(np.argmin(scores), scores.shape)
-    return gammas[best[0]], float(alphas[best[1]]), scores, masks[best[0]]
+        scores[row] = honest_scores(problem, kept, alphas, trim)
+    best_rows, best_columns = np.nonzero(scores == scores.min())
+    pick = int(np.argmin(np.asarray(alphas, dtype=float)[best_columns]))
+    return (
+        gammas[best_rows[pick]],
+        float(alphas[best_columns[pick]]),
+        scores,
+        masks[best_rows[pick]],
+    )

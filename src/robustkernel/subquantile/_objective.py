@@ -13,7 +13,7 @@ The solvers only use the small interface below (``apply``, ``squared_norm``, ``b
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
@@ -219,6 +219,15 @@ class Problem(_Objective):
     def top_eigenvalue(self) -> float:
         return top_eigenvalue(self.K)
 
+    def restricted(self, rows: np.ndarray) -> Problem:
+        """The objective on the given rows alone (all of them kept, no class floors)."""
+        K = self.K[np.ix_(rows, rows)]
+        return replace(self, K=K, Y=self.Y[rows], k=K.shape[0], floors=None)
+
+    def predict_rows(self, rows: np.ndarray, fitted_rows: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """Outputs K w (no intercept) at ``rows`` of a model on ``restricted(fitted_rows)``."""
+        return self.K[np.ix_(rows, fitted_rows)] @ w
+
 
 @dataclass(frozen=True)
 class FeatureProblem(_Objective):
@@ -262,3 +271,12 @@ class FeatureProblem(_Objective):
             dtype=np.float64,
         )
         return top_eigenvalue(gram)
+
+    def restricted(self, rows: np.ndarray) -> FeatureProblem:
+        """The objective on the given rows alone (all of them kept, no class floors)."""
+        Z = self.Z[rows]
+        return replace(self, Z=Z, Y=self.Y[rows], k=Z.shape[0], floors=None)
+
+    def predict_rows(self, rows: np.ndarray, fitted_rows: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """Outputs Z theta (no intercept) at ``rows`` of a model on the same features."""
+        return chunked_product(self.Z[rows], w)
