@@ -34,8 +34,9 @@ corruption modules for every run, the whole package for the runs of robustkernel
         [--seeds 5] [--methods a,b] [--data-home DIR] [--n-jobs 1] [--no-write]
 
 prints the tables, writes every run to ``benchmarks/results/bench_robust.csv`` and the tables to
-BENCHMARKS.md (section "Robustness without knobs (bench_robust.py)"; not with ``--no-write`` nor
-``--quick``). ``make bench-robust`` installs the optional peers (the ``bench`` extra) first.
+BENCHMARKS.md (section "Robustness without knobs (bench_robust.py)", with ": <task>" when one
+task runs; not with ``--no-write`` nor ``--quick``). ``make bench-robust`` installs the optional
+peers (the ``bench`` extra) first.
 """
 
 from __future__ import annotations
@@ -1581,7 +1582,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # With n_jobs = 1 the runs ran in this process (counted in cpu_main); else add the workers'.
     cpu_workers = float(runs_frame.loc[fresh, "cpu_seconds"].sum()) if args.n_jobs != 1 else 0.0
     csv = args.csv or (
-        DEFAULT_CSV.with_name("bench_robust_quick.csv") if args.quick else DEFAULT_CSV
+        DEFAULT_CSV.with_name("bench_robust_quick.csv")
+        if args.quick
+        else DEFAULT_CSV
+        if len(tasks) > 1
+        else DEFAULT_CSV.with_name(f"bench_robust_{tasks[0]}.csv")
     )
     csv.parent.mkdir(parents=True, exist_ok=True)
     columns = [
@@ -1618,15 +1623,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"`{csv.relative_to(HERE.parent) if csv.is_relative_to(HERE.parent) else csv}`.",
         "",
     ]
+    # one section per task when one task runs (each task has its own data, attacks and eps)
+    section = SECTION if len(tasks) > 1 else f"{SECTION}: {tasks[0]}"
     body = "\n".join(
-        [SECTION, "", *environment, *describe(plans, eps, seeds, max_rows), *body_tables]
+        [section, "", *environment, *describe(plans, eps, seeds, max_rows), *body_tables]
     )
     print(body)
     if args.quick or args.no_write:
         print(f"({'--quick' if args.quick else '--no-write'}: {args.out} left alone)")
     else:
-        replace_markdown_section(args.out, SECTION, body)
-        print(f"wrote the section {SECTION[3:]!r} of {args.out}")
+        replace_markdown_section(args.out, section, body)
+        print(f"wrote the section {section[3:]!r} of {args.out}")
     return 0
 
 

@@ -36,7 +36,7 @@ def replace_markdown_section(
     if not body.startswith(heading):
         raise ValueError("body must start with its heading")
     text = path.read_text() if path.exists() else title + "\n"
-    start = text.find(heading)
+    start = text.find(heading + "\n")  # the whole heading line, not a longer one it begins
     if start >= 0:
         end = text.find("\n## ", start + len(heading))
         text = text[:start] + body.rstrip("\n") + "\n" + (text[end:] if end >= 0 else "")
