@@ -205,7 +205,7 @@ class BaseSubquantile(KernelModel):
             problem, _ = self._build_problem(X, Y, loss, start_alpha, gamma, start)
             fit_subset = partial(fit_in_ball, self._subset_fitter_for(problem).fit, problem)
             w, b = initial_coefficients(problem, "erm", fit_subset, self.random_state)
-            result = self._run_solver(problem, fit_subset, w, b)
+            result, _ = self._best_start(problem, fit_subset, w, b)
             if self._rejects():
                 result = self._reject_implausible(problem, fit_subset, result)
             return problem, result.evaluation.mask
@@ -248,13 +248,7 @@ class BaseSubquantile(KernelModel):
         else:  # alpha / gamma "auto" and init="erm": start from the rows their selection kept
             n, C = problem.n_coefficients, problem.n_outputs
             w, b = fit_subset(self._selected_rows, np.zeros((n, C)), np.zeros(C))
-        result = self._run_solver(problem, fit_subset, w, b)
-        self.best_start_ = 0
-        for start, subset in enumerate(self._random_subsets(problem), start=1):
-            w, b = fit_subset(subset, np.zeros_like(result.w), np.zeros_like(result.b))
-            candidate = self._run_solver(problem, fit_subset, w, b)
-            if candidate.evaluation.objective < result.evaluation.objective:
-                result, self.best_start_ = candidate, start
+        result, self.best_start_ = self._best_start(problem, fit_subset, w, b)
         if self._epsilon == "auto":
             problem, result = self._estimate_epsilon(problem, fit_subset, result)
         elif self._rejects():
@@ -264,6 +258,19 @@ class BaseSubquantile(KernelModel):
         if self.refine == "biweight" and self._epsilon != 0:
             refinement = biweight_refinement(problem, result.evaluation.mask)
         self._set_fitted(X, problem, result, feature_map, refinement)
+
+    def _best_start(
+        self, problem: Problem | FeatureProblem, fit_subset, w: np.ndarray, b: np.ndarray
+    ) -> tuple[SolverResult, int]:
+        """The solver from (w, b) and from the ``n_init - 1`` random subsets: the fit of lowest
+        objective and its start (0 for (w, b), i for the i-th subset)."""
+        result, best = self._run_solver(problem, fit_subset, w, b), 0
+        for start, subset in enumerate(self._random_subsets(problem), start=1):
+            w, b = fit_subset(subset, np.zeros_like(result.w), np.zeros_like(result.b))
+            candidate = self._run_solver(problem, fit_subset, w, b)
+            if candidate.evaluation.objective < result.evaluation.objective:
+                result, best = candidate, start
+        return result, best
 
     def _subset_fitter_for(self, problem: Problem | FeatureProblem) -> Any:
         """The exact subset fitter of the problem: features, device kernel or kernel matrix."""

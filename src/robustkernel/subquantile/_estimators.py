@@ -107,7 +107,8 @@ _PARAMETERS_DOC = """
         elemental starts of FAST-LTS, Rousseeuw and Van Driessen 2006), and the fit with the
         lowest objective is kept (``best_start_``). A start from a small subset is often free
         of outliers even when the fit on all rows is pulled towards them, e.g. by rows with
-        huge feature values under an unbounded (linear) kernel. Costs ``n_init`` fits.
+        huge feature values under an unbounded (linear) kernel. Costs ``n_init`` fits; the
+        trimmed fits that choose alpha and gamma ("auto") use the same starts.
     init_size : int, default=20
         Rows of each random start (classifiers: one row of every class among them; all rows
         if fewer).
