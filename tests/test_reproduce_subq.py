@@ -13,7 +13,7 @@ from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel.cli import main
 from robustkernel.corruption import contaminated_split
 from robustkernel.datasets import make_polynomial_regression
-from robustkernel.reproduce import TABLES
+from robustkernel.reproduce import TABLES, _runs
 from robustkernel.reproduce.subq_figures import run_momentum_figure
 from robustkernel.reproduce.subq_tables import (
     ALPHA_GRID,
@@ -103,6 +103,21 @@ def test_resume_runs_only_missing_runs(poly_run, monkeypatch):
     pd.testing.assert_frame_equal(
         pd.read_csv(paths["csv"]).drop(columns="fit_seconds"), before.drop(columns="fit_seconds")
     )
+
+
+def test_changed_library_code_is_not_served_from_the_cache(poly_run, monkeypatch):
+    out, _ = poly_run
+    calls = []
+    original = _runner._run_one
+
+    def counting(key, **kwargs):
+        calls.append(key)
+        return original(key, **kwargs)
+
+    monkeypatch.setattr(_runner, "_run_one", counting)
+    monkeypatch.setattr(_runs, "library_fingerprint", lambda: "edited sources")
+    run_subq_table(POLY, out_dir=out, **SMALL)
+    assert len(calls) == 12  # every run again
 
 
 def _boston_by_hand() -> pd.DataFrame:

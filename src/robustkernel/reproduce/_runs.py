@@ -4,8 +4,9 @@ A run is a JSON-serializable ``key`` (a dict naming, e.g., method, corruption, e
 picklable function ``run(key)`` returning the run's result row (a dict), or several rows (a list
 of dicts, e.g. one per point of a regularization path). Each finished result is written at once
 to ``<cache_dir>/<slug>-<hash>.json`` (atomically), so an interrupted table resumes where it
-stopped; the hash covers the key and a ``fingerprint`` of everything else that
-determines the result (hyper-parameters), so a changed setting is never served from the cache.
+stopped; the hash covers the key, a ``fingerprint`` of everything else that determines the
+result (hyper-parameters) and the library's own source files, so neither a changed setting nor
+changed code is ever served from the cache.
 
 Parallelism is joblib's: processes on this machine ("loky") by default; any joblib backend
 works, e.g. ``backend="dask"`` (or the call inside ``joblib.parallel_config(backend="dask")``)
@@ -18,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +34,22 @@ Key = dict[str, Any]
 Row = dict[str, Any]
 
 
+@cache
+def library_fingerprint() -> str:
+    """sha256 of the robustkernel package's ``*.py`` files (relative paths and bytes)."""
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for file in sorted(package.rglob("*.py")):
+        digest.update(file.relative_to(package).as_posix().encode())
+        digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
 def cache_path(cache_dir: Path, key: Key, fingerprint: str = "") -> Path:
-    """File holding the result of ``key``: a readable slug plus a hash of key and fingerprint."""
+    """File holding the result of ``key``: a readable slug plus a hash of key, fingerprint and
+    :func:`library_fingerprint`."""
     text = json.dumps(key, sort_keys=True)
-    digest = hashlib.sha256((text + fingerprint).encode()).hexdigest()[:12]
+    digest = hashlib.sha256((text + fingerprint + library_fingerprint()).encode()).hexdigest()[:12]
     slug = "-".join(str(value).replace("/", "_") for value in key.values())
     return cache_dir / f"{slug}-{digest}.json"
 
