@@ -82,9 +82,9 @@ def test_subq_beats_krr_under_contamination(poly_run):
     assert (frame["subq"] <= 1.1 * frame["oracle"]).loc[:0.3].all()
 
 
-def test_resume_runs_only_missing_runs(poly_run, monkeypatch):
-    out, paths = poly_run
-    before = pd.read_csv(paths["csv"])
+@pytest.fixture
+def run_calls(monkeypatch) -> list:
+    """The keys each later table run computes (not served from the cache), in order."""
     calls = []
     original = _runner._run_one
 
@@ -93,6 +93,13 @@ def test_resume_runs_only_missing_runs(poly_run, monkeypatch):
         return original(key, **kwargs)
 
     monkeypatch.setattr(_runner, "_run_one", counting)
+    return calls
+
+
+def test_resume_runs_only_missing_runs(poly_run, run_calls):
+    out, paths = poly_run
+    before = pd.read_csv(paths["csv"])
+    calls = run_calls
     run_subq_table(POLY, out_dir=out, **SMALL)
     assert calls == []  # everything cached
     victim = sorted((out / ".cache" / POLY).glob("subq-oblivious-0.2-0-*.json"))
@@ -105,16 +112,9 @@ def test_resume_runs_only_missing_runs(poly_run, monkeypatch):
     )
 
 
-def test_changed_library_code_is_not_served_from_the_cache(poly_run, monkeypatch):
+def test_changed_library_code_is_not_served_from_the_cache(poly_run, run_calls, monkeypatch):
     out, _ = poly_run
-    calls = []
-    original = _runner._run_one
-
-    def counting(key, **kwargs):
-        calls.append(key)
-        return original(key, **kwargs)
-
-    monkeypatch.setattr(_runner, "_run_one", counting)
+    calls = run_calls
     monkeypatch.setattr(_runs, "library_fingerprint", lambda: "edited sources")
     run_subq_table(POLY, out_dir=out, **SMALL)
     assert len(calls) == 12  # every run again

@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from .._memory import check_fit_memory, row_chunks
 from .kernels import KERNELS, check_finite, compute_kernel, kernel_params
-from .losses import BinaryLogLoss, Loss, SoftmaxLoss, SquaredLoss
+from .losses import BinaryLogLoss, Loss, SoftmaxLoss, SquaredLoss, predicted_classes
 
 KERNEL_CONSTRAINTS: dict[str, list[Any]] = {
     "alpha": [Interval(Real, 0.0, None, closed="neither")],
@@ -232,5 +232,4 @@ class LogitClassifierMixin:
             Predicted class labels.
         """
         F = self._decision(X)
-        index = (F[:, 0] > 0).astype(int) if F.shape[1] == 1 else np.argmax(F, axis=1)
-        return self.classes_[index]
+        return self.classes_[predicted_classes(F)]

@@ -7,6 +7,17 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, logsumexp, softmax
 
+
+def class_indices(Y: np.ndarray) -> np.ndarray:
+    """Class index of every row of encoded labels: a {0, 1} column (binary) or one-hot rows."""
+    return Y[:, 0].astype(int) if Y.shape[1] == 1 else np.argmax(Y, axis=1)
+
+
+def predicted_classes(F: np.ndarray) -> np.ndarray:
+    """Class index of every row of outputs F: logit > 0 for one column, else the largest."""
+    return (F[:, 0] > 0).astype(int) if F.shape[1] == 1 else np.argmax(F, axis=1)
+
+
 MAX_TARGET_RANGE = 1e100
 """Largest max |y| / median |y| a squared-loss fit accepts (squares and sums stay finite)."""
 

@@ -11,6 +11,7 @@ from sklearn.base import _fit_context, is_classifier
 from sklearn.utils._param_validation import Interval
 
 from .._fractions import rows_in_fraction
+from .._kernel_model.losses import class_indices
 from ..subquantile._objective import Problem
 from ..subquantile._refits import LbfgsSubsetFitter, RidgeSubsetFitter
 from ._common import (
@@ -109,7 +110,7 @@ class _BaseSever(KernelBaseline):
 
     @staticmethod
     def _class_groups(Y: np.ndarray) -> list[np.ndarray]:
-        labels = Y[:, 0] if Y.shape[1] == 1 else np.argmax(Y, axis=1)
+        labels = class_indices(Y)
         return [labels == value for value in np.unique(labels)]
 
 

@@ -36,6 +36,8 @@ from ._refits import fit_in_ball
 from ._solvers import SolverResult, alternating, gradient_method, initial_coefficients
 
 SOLVERS = ("alternating", "gd", "momentum", "nesterov")
+Candidates = tuple[list[float], list[float | None]]
+"""The alphas and the gammas an estimator chooses from (one each where given)."""
 DEFAULT_MAX_ITER = {"alternating": 100, "gd": 1000, "momentum": 1000, "nesterov": 1000}
 
 
@@ -180,7 +182,7 @@ class BaseSubquantile(KernelModel):
                     "for the automatic configuration."
                 )
 
-    def _candidates(self, X: np.ndarray) -> tuple[list[float], list[float | None]]:
+    def _candidates(self, X: np.ndarray) -> Candidates:
         """The alphas and gammas to choose from: the class's grids where "auto", else one."""
         alphas = list(self._alpha_grid) if self.alpha == "auto" else [float(self.alpha)]
         if self.gamma != "auto":
@@ -190,12 +192,13 @@ class BaseSubquantile(KernelModel):
         return alphas, _hyperparameters.gamma_grid(X, self._gamma_factors)
 
     def _hyperparameters(
-        self, X: np.ndarray, Y: np.ndarray, loss: Loss
+        self, X: np.ndarray, Y: np.ndarray, loss: Loss, candidates: Candidates
     ) -> tuple[float, float | None]:
-        """alpha and gamma of this fit: as given, or chosen (``_hyperparameters.select``)."""
+        """alpha and gamma of this fit among the candidates (``_candidates``): the only pair, or
+        the one ``_hyperparameters.select`` chooses."""
         self.__dict__.pop("hyperparameter_scores_", None)
         self._selected_rows = None
-        alphas, gammas = self._candidates(X)
+        alphas, gammas = candidates
         if len(alphas) == 1 and len(gammas) == 1:
             return alphas[0], gammas[0]
         start = type(self)._auto_start(Y) if self._epsilon == "auto" else self._epsilon
@@ -225,18 +228,18 @@ class BaseSubquantile(KernelModel):
         self._target_scale = loss.target_scale(Y)
         Y = Y / self._target_scale
         self._epsilon = self.epsilon
-        alphas, gammas = self._candidates(X)
+        candidates = alphas, gammas = self._candidates(X)
         if self.epsilon == "auto" and self._reselects and len(alphas) * len(gammas) > 1:
             # alpha and gamma chosen at the starting trim first estimate epsilon; then they
             # are chosen again, and the model fitted, at that estimate (a 40% trim chooses for
             # the hardest 60% of clean rows, e.g. a smoother kernel than the data need).
-            self._fit_model(X, Y, loss)
+            self._fit_model(X, Y, loss, candidates)
             self._epsilon = self.epsilon_
-        self._fit_model(X, Y, loss)
+        self._fit_model(X, Y, loss, candidates)
 
-    def _fit_model(self, X: np.ndarray, Y: np.ndarray, loss: Loss) -> None:
+    def _fit_model(self, X: np.ndarray, Y: np.ndarray, loss: Loss, candidates: Candidates) -> None:
         """One fit at ``self._epsilon`` (a fraction, or "auto"), targets already scaled."""
-        self.alpha_, self.gamma_ = self._hyperparameters(X, Y, loss)
+        self.alpha_, self.gamma_ = self._hyperparameters(X, Y, loss, candidates)
         start = type(self)._auto_start(Y) if self._epsilon == "auto" else self._epsilon
         problem, feature_map = self._build_problem(X, Y, loss, self.alpha_, self.gamma_, start)
         fit_subset = partial(fit_in_ball, self._subset_fitter_for(problem).fit, problem)

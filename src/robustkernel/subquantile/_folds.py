@@ -13,21 +13,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._kernel_model.losses import class_indices
 from ._objective import FeatureProblem, Problem
 from ._refits import LbfgsSubsetFitter
 
 FOLDS = 3
 FOLD_TOL = 1e-4  # L-BFGS tolerance on the mean loss of the fold fits (LogisticRegression's)
-
-
-def labels_of(Y: np.ndarray) -> np.ndarray:
-    """Class index of every row of the encoded labels: a {0, 1} column, or one-hot rows."""
-    return Y[:, 0].astype(int) if Y.shape[1] == 1 else np.argmax(Y, axis=1)
-
-
-def predicted_labels(F: np.ndarray) -> np.ndarray:
-    """Class index of the outputs F: logit > 0 for one column, else the largest output."""
-    return (F[:, 0] > 0).astype(int) if F.shape[1] == 1 else np.argmax(F, axis=1)
 
 
 def stratified_folds(labels: np.ndarray, n_folds: int = FOLDS) -> np.ndarray:
@@ -53,7 +44,7 @@ def out_of_fold_outputs(
     radius are not used.
     """
     Y = problem.Y
-    folds = stratified_folds(labels_of(Y), n_folds)
+    folds = stratified_folds(class_indices(Y), n_folds)
     outputs = np.zeros((len(alphas), *Y.shape))
     for fold in range(n_folds):
         held_out = np.flatnonzero(folds == fold)

@@ -30,9 +30,9 @@ import numpy as np
 from scipy.linalg import eigh
 from sklearn.metrics.pairwise import KERNEL_PARAMS
 
-from .._kernel_model.losses import SquaredLoss
+from .._kernel_model.losses import SquaredLoss, class_indices, predicted_classes
 from .._memory import row_chunks
-from ._folds import labels_of, out_of_fold_outputs, predicted_labels
+from ._folds import out_of_fold_outputs
 from ._objective import FeatureProblem, Problem
 
 ALPHAS = tuple(float(a) for a in np.logspace(-4, 1, 11))
@@ -162,9 +162,9 @@ def out_of_fold_errors(
 ) -> np.ndarray:
     """1.0 where a row's out-of-fold prediction (``_folds.out_of_fold_outputs``) differs from
     its given label; shape (len(alphas), n_samples)."""
-    labels = labels_of(problem.Y)
+    labels = class_indices(problem.Y)
     outputs = out_of_fold_outputs(problem, kept, alphas)
-    return np.array([predicted_labels(F) != labels for F in outputs], dtype=float)
+    return np.array([predicted_classes(F) != labels for F in outputs], dtype=float)
 
 
 def honest_scores(

@@ -20,7 +20,7 @@ from scipy.sparse.linalg import LinearOperator
 from scipy.special import expit
 
 from .._kernel_model.kernels import top_eigenvalue
-from .._kernel_model.losses import Loss
+from .._kernel_model.losses import Loss, class_indices
 from ._features import chunked_product, chunked_transpose_product
 
 Coefficients = tuple[np.ndarray, np.ndarray]
@@ -42,7 +42,7 @@ class ClassFloors:
     @classmethod
     def half_of_each_class(cls, Y: np.ndarray) -> ClassFloors:
         """Floors of ceil(n_c / 2) for the encoded labels ``Y`` ({0, 1} column or one-hot)."""
-        labels = Y[:, 0].astype(int) if Y.shape[1] == 1 else np.argmax(Y, axis=1)
+        labels = class_indices(Y)
         counts = np.bincount(labels)
         return cls(labels, (counts + 1) // 2)
 
