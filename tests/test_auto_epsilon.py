@@ -16,6 +16,7 @@ import pytest
 from sklearn.datasets import load_breast_cancer
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics import accuracy_score, root_mean_squared_error
+from sklearn.metrics.pairwise import rbf_kernel
 
 from conftest import make_regression
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
@@ -23,9 +24,9 @@ from robustkernel._kernel_model.losses import SquaredLoss
 from robustkernel.corruption import contaminated_split, corrupt
 from robustkernel.subquantile._auto_epsilon import (
     _feature_residual_variance_factors,
-    _residual_variance_factors,
+    _kernel_studentized_losses,
 )
-from robustkernel.subquantile._objective import FeatureProblem, Problem
+from robustkernel.subquantile._objective import Evaluation, FeatureProblem, Problem
 
 EPSILONS = (0.0, 0.05, 0.1, 0.2, 0.3)
 REGRESSION_PARAMS = {"alpha": 0.1, "gamma": 1.0}
@@ -111,20 +112,72 @@ def test_auto_epsilon_classifier_keeps_a_minority_class():
     assert 0.0 < model.epsilon_ <= 0.15
 
 
+def _ridge_evaluation(K, Y, mask, alpha, fit_intercept):
+    """An Evaluation at kernel ridge on the rows ``mask``, by its bordered linear system."""
+    k = int(mask.sum())
+    border = np.ones((k, 1)) if fit_intercept else np.zeros((k, 1))
+    corner = np.zeros((1, 1)) if fit_intercept else np.ones((1, 1))
+    A = np.block([[K[np.ix_(mask, mask)] + alpha * np.eye(k), border], [border.T, corner]])
+    solution = np.linalg.solve(A, np.vstack([Y[mask], np.zeros((1, Y.shape[1]))]))
+    F = K[:, mask] @ solution[:-1] + solution[-1]
+    losses = np.sum((Y - F) ** 2, axis=1)
+    return Evaluation(
+        F=F, Kw=F - solution[-1], losses=losses, mask=mask, threshold=0.0, objective=0.0
+    )
+
+
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_feature_leverages_equal_the_kernel_leverages_of_z_zt(fit_intercept):
-    # Ridge on features Z is kernel ridge with K = Z Z^T: the studentizing factors 1 - h_ii of
-    # the O(n m^2) feature formula must equal those of the kernel formula (block inverse of
-    # K_SS + alpha I, Schur complements for the trimmed rows).
+    # Ridge on features Z is kernel ridge with K = Z Z^T: the studentized losses of the O(n m^2)
+    # feature formula must equal those of the kernel formula (block inverse of K_SS + alpha I,
+    # Schur complements for the trimmed rows); random rows have no near-duplicates.
     rng = np.random.default_rng(0)
     Z = rng.normal(size=(60, 8))
     Y = rng.normal(size=(60, 1))
     mask = rng.random(60) < 0.7
     common = {"Y": Y, "loss": SquaredLoss(), "alpha": 0.3, "k": int(mask.sum())}
     common["fit_intercept"] = fit_intercept
-    kernel = _residual_variance_factors(Problem(K=Z @ Z.T, **common), mask)
-    features = _feature_residual_variance_factors(FeatureProblem(Z=Z, **common), mask)
-    np.testing.assert_allclose(features, kernel, rtol=1e-8)
+    evaluation = _ridge_evaluation(Z @ Z.T, Y, mask, 0.3, fit_intercept)
+    kernel = _kernel_studentized_losses(Problem(K=Z @ Z.T, **common), evaluation)
+    factors = _feature_residual_variance_factors(FeatureProblem(Z=Z, **common), mask)
+    np.testing.assert_allclose(evaluation.losses * factors, kernel, rtol=1e-8)
+
+
+def test_a_cluster_of_near_duplicates_is_scored_without_itself():
+    # 8 copies of one point (jittered by 1e-4) with targets 3 above the function: each kept copy
+    # must be scored by the residual of the fit on the other rows (a refit) over its predictive
+    # variance 1 + (k_gg - k_gR (K_RR + alpha I)^-1 k_Rg) / alpha (no intercept).
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-2, 2, size=(80, 2))
+    X[:8] = X[0] + 1e-4 * rng.normal(size=(8, 2))
+    Y = np.sin(X[:, :1]) + 0.1 * rng.normal(size=(80, 1))
+    Y[:8] += 3.0
+    K = rbf_kernel(X, gamma=0.5)
+    alpha, mask = 0.05, np.ones(80, dtype=bool)
+    problem = Problem(K=K, Y=Y, loss=SquaredLoss(), alpha=alpha, k=80, fit_intercept=False)
+    losses = _kernel_studentized_losses(problem, _ridge_evaluation(K, Y, mask, alpha, False))
+    group, rest = np.arange(8), np.arange(8, 80)
+    coefficients = np.linalg.solve(K[np.ix_(rest, rest)] + alpha * np.eye(72), Y[rest])
+    deleted = Y[group] - K[np.ix_(group, rest)] @ coefficients
+    posterior = K[np.ix_(group, group)] - K[np.ix_(group, rest)] @ np.linalg.solve(
+        K[np.ix_(rest, rest)] + alpha * np.eye(72), K[np.ix_(rest, group)]
+    )
+    expected = deleted[:, 0] ** 2 / (1.0 + np.diag(posterior) / alpha)
+    np.testing.assert_allclose(losses[group], expected, rtol=1e-6)
+    assert expected.min() > 10 * np.median(losses[rest])
+
+
+def test_auto_epsilon_flags_a_cluster_sharing_a_wrong_target():
+    # 15% of the rows copied (jitter 0.01) onto one point with the target there + 3: each copy is
+    # explained by the others, so only deleting the cluster together exposes it.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(400, 2))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 / 2 + 0.1 * rng.normal(size=400)
+    X[:60] = X[60] + 0.01 * rng.normal(size=(60, 2))
+    y[:60] = y[60] + 3.0
+    model = SubquantileKernelRegressor().fit(X, y)
+    assert not model.inlier_mask_[:60].any()
+    assert model.inlier_mask_[60:].mean() >= 0.97
 
 
 def test_auto_epsilon_with_nystroem_features(regression_test_set):

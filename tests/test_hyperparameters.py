@@ -91,6 +91,19 @@ def test_trimmed_mean_drops_the_largest():
     np.testing.assert_allclose(trimmed_mean(values, 0.25), [2.0])
 
 
+def test_robust_gamma_ignores_rows_moved_far_away_also_on_binary_features():
+    # Standard-normal features and two 0/1 features with a 10% minority (MAD 0); then 20% of the
+    # rows x -> 100 x. Clean: 1 / (n_features sigma^2) with sigma = 1 (the binary features take
+    # the others' scale); the moved rows change it by less than a factor 2 (the MAD of a normal
+    # feature grows by a third when 20% of its values are far away; with the binary features'
+    # standard deviations gamma fell 400-fold).
+    rng = np.random.default_rng(0)
+    X = np.hstack([rng.normal(size=(500, 4)), (rng.random((500, 2)) < 0.1).astype(float)])
+    assert robust_gamma(X) == pytest.approx(1.0 / 6.0, rel=0.15)
+    X[:100] *= 100.0
+    assert 1.0 / 12.0 < robust_gamma(X) < 1.0 / 6.0
+
+
 def _generated(seed):
     rng = np.random.default_rng(seed)
     X = rng.uniform(-2, 2, size=(600, 5))

@@ -49,6 +49,7 @@ from scipy.stats import chi2
 
 from .._memory import row_chunks
 from ._folds import out_of_fold_outputs
+from ._groups import duplicate_groups
 from ._objective import Evaluation, FeatureProblem, Problem
 
 REGRESSION_START = 0.4
@@ -91,9 +92,10 @@ def regression_flags(
     with np.errstate(divide="ignore", invalid="ignore"):
         if isinstance(problem, FeatureProblem):
             factors = _feature_residual_variance_factors(problem, mask)
+            losses = evaluation.losses * factors
         else:
-            factors = _residual_variance_factors(problem, mask)
-        losses = np.where(np.isfinite(factors), evaluation.losses * factors, 0.0)
+            losses = _kernel_studentized_losses(problem, evaluation)
+        losses = np.where(np.isfinite(losses), losses, 0.0)
     C = problem.n_outputs
     variance = np.median(losses[mask]) / chi2.ppf(mask.mean() / 2.0, df=C)
     return losses > variance * chi2.ppf(level, df=C)
@@ -104,33 +106,43 @@ def regression_rejections(problem: Problem | FeatureProblem, evaluation: Evaluat
     return regression_flags(problem, evaluation, REJECTION_LEVEL)
 
 
-def _residual_variance_factors(problem: Problem, mask: np.ndarray) -> np.ndarray:
-    """1 - h_ii: the factor that studentizes each row's squared residual.
+def _kernel_studentized_losses(problem: Problem, evaluation: Evaluation) -> np.ndarray:
+    """Squared residuals scaled to variance sigma^2 under the model (kernel ridge on the kept
+    rows S at the problem's alpha).
 
-    Kernel ridge on the kept rows S has residuals r = alpha M y with A = K_SS + alpha I and
-    M = A^-1 minus the intercept's rank-one term, so a kept row's leverage is
-    h_ii = 1 - alpha M_ii and r_i^2 / (1 - h_ii) has variance sigma^2 under the model. A trimmed
-    row j is scored as if it were added to S: its residual is then the leave-one-out residual of
-    the augmented fit, r_j^2 (1 - h_jj) has variance sigma^2, and 1 - h_jj = alpha M_aug,jj
-    follows from the block inverse of A_aug (Schur complement s_j = k_jj + alpha - k_Sj^T A^-1
-    k_Sj).
+    Kernel ridge on S has residuals r = alpha M y with A = K_SS + alpha I and M = A^-1 minus
+    the intercept's rank-one term, so a kept row's leverage is h_ii = 1 - alpha M_ii and
+    r_i^2 / (1 - h_ii) has variance sigma^2. A kept row with near-duplicates in S
+    (``_groups``) is scored by the residual of the fit without its whole group, e_G =
+    (alpha M_GG)^-1 r_G, divided by the diagonal of (alpha M_GG)^-1 (for a group of one,
+    r_i^2 / (1 - h_ii) again): a cluster of rows sharing a wrong target no longer explains
+    itself. A trimmed row j is scored as if it were added to S: its residual is then the
+    leave-one-out residual of the augmented fit, r_j^2 (1 - h_jj) has variance sigma^2, and
+    1 - h_jj = alpha M_aug,jj follows from the block inverse of A_aug (Schur complement
+    s_j = k_jj + alpha - k_Sj^T A^-1 k_Sj).
     """
-    alpha, K = problem.alpha, problem.K
+    mask, alpha, K = evaluation.mask, problem.alpha, problem.K
     factor = cho_factor(K[np.ix_(mask, mask)] + alpha * np.eye(mask.sum()))
     B = K[np.ix_(mask, ~mask)]
     G = cho_solve(factor, B)
-    inverse_diagonal = np.diag(cho_solve(factor, np.eye(mask.sum())))
+    inverse = cho_solve(factor, np.eye(mask.sum()))
     schur = np.diag(K)[~mask] + alpha - np.sum(B * G, axis=0)
     trimmed_diagonal = 1.0 / schur
     if problem.fit_intercept:
         u = cho_solve(factor, np.ones(mask.sum()))
-        inverse_diagonal = inverse_diagonal - u**2 / u.sum()
+        inverse = inverse - np.outer(u, u) / u.sum()
         v = (1.0 - B.T @ u) / schur
         trimmed_diagonal = trimmed_diagonal - v**2 / (u.sum() + v**2 * schur)
-    factors = np.empty(problem.n_samples)
-    factors[mask] = 1.0 / (alpha * inverse_diagonal)
-    factors[~mask] = alpha * trimmed_diagonal
-    return factors
+    losses = np.empty(problem.n_samples)
+    losses[mask] = evaluation.losses[mask] / (alpha * np.diag(inverse))
+    losses[~mask] = evaluation.losses[~mask] * alpha * trimmed_diagonal
+    kept = np.flatnonzero(mask)
+    residuals = (problem.Y - evaluation.F)[mask]
+    for group in duplicate_groups(K[np.ix_(mask, mask)]):
+        deleted_inverse = np.linalg.inv(alpha * inverse[np.ix_(group, group)])
+        deleted = deleted_inverse @ residuals[group]
+        losses[kept[group]] = np.sum(deleted**2, axis=1) / np.diag(deleted_inverse)
+    return losses
 
 
 def _feature_residual_variance_factors(problem: FeatureProblem, mask: np.ndarray) -> np.ndarray:

@@ -207,7 +207,11 @@ class BaseSubquantile(KernelModel):
         def trimmed_fit(gamma: float | None) -> tuple[Problem | FeatureProblem, np.ndarray]:
             problem, _ = self._build_problem(X, Y, loss, start_alpha, gamma, start)
             fit_subset = partial(fit_in_ball, self._subset_fitter_for(problem).fit, problem)
-            w, b = initial_coefficients(problem, "erm", fit_subset, self.random_state)
+            if self._estimated_inliers is None:
+                w, b = initial_coefficients(problem, "erm", fit_subset, self.random_state)
+            else:
+                n, C = problem.n_coefficients, problem.n_outputs
+                w, b = fit_subset(self._estimated_inliers, np.zeros((n, C)), np.zeros(C))
             result, _ = self._best_start(problem, fit_subset, w, b)
             if self._rejects():
                 result = self._reject_implausible(problem, fit_subset, result)
@@ -228,13 +232,18 @@ class BaseSubquantile(KernelModel):
         self._target_scale = loss.target_scale(Y)
         Y = Y / self._target_scale
         self._epsilon = self.epsilon
+        self._estimated_inliers = None
         candidates = alphas, gammas = self._candidates(X)
         if self.epsilon == "auto" and self._reselects and len(alphas) * len(gammas) > 1:
             # alpha and gamma chosen at the starting trim first estimate epsilon; then they
             # are chosen again, and the model fitted, at that estimate (a 40% trim chooses for
-            # the hardest 60% of clean rows, e.g. a smoother kernel than the data need).
+            # the hardest 60% of clean rows, e.g. a smoother kernel than the data need). The
+            # second choice's trimmed fits start from the rows the estimate kept: from the
+            # ordinary fit, a cluster of rows sharing a wrong target (zero loss once fitted)
+            # would be kept again, and clean rows trimmed in its place.
             self._fit_model(X, Y, loss, candidates)
             self._epsilon = self.epsilon_
+            self._estimated_inliers = self.inlier_mask_
         self._fit_model(X, Y, loss, candidates)
 
     def _fit_model(self, X: np.ndarray, Y: np.ndarray, loss: Loss, candidates: Candidates) -> None:
@@ -388,7 +397,10 @@ class BaseSubquantile(KernelModel):
             flagged = new_flags
             epsilon = min(flagged.mean(), _auto_epsilon.MAX_EPSILON)
             problem = replace(problem, k=n_kept(n, epsilon))
-            result = self._run_solver(problem, fit_subset, result.w, result.b)
+            # From the fit without the flagged rows: from the current fit, rows it explains
+            # by their own coefficients (a cluster sharing a wrong target) would be kept again.
+            w, b = fit_subset(~flagged, result.w, result.b)
+            result = self._run_solver(problem, fit_subset, w, b)
         return problem, result
 
     def _rejects(self) -> bool:
