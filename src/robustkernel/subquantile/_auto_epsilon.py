@@ -13,7 +13,12 @@ kept row's squared residual is divided by 1 - h_ii (h its leverage in the kernel
 kept rows, or in the ridge fit on the features with ``n_components``); a trimmed row's out-of-sample
 squared residual is multiplied by 1 - h_jj, its leverage had it been kept. Both then have variance
 sigma^2 under the model, so rows far from the kept ones (high leverage, or out-of-sample) are not
-flagged merely for being hard to predict. The scale comes from the median studentized loss of the
+flagged merely for being hard to predict. Kept rows with near-duplicates (``_groups``) are
+judged by the fit without their whole group: a tight cluster of rows sharing a wrong target
+predicts each of its members, and row-by-row leave-one-out would call it clean (generated data,
+20% of the rows copied onto one point with the target + 5: the cluster was kept and 30 clean rows
+trimmed; with groups it is flagged, test RMSE 3.2x -> 0.97x the oracle's). Each refit starts from
+the fit without the flagged rows. The scale comes from the median studentized loss of the
 kept rows, corrected for their truncation: the kept fraction q holds the losses below the q-quantile
 of sigma^2 chi^2_C, so their median is sigma^2 times the q/2-quantile of chi^2_C (a median, not a
 mean, because kept rows may still hold outliers). A row is flagged when its studentized loss exceeds
@@ -45,6 +50,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg.lapack import dpotri
 from scipy.stats import chi2
 
 from .._memory import row_chunks
@@ -122,24 +128,35 @@ def _kernel_studentized_losses(problem: Problem, evaluation: Evaluation) -> np.n
     s_j = k_jj + alpha - k_Sj^T A^-1 k_Sj).
     """
     mask, alpha, K = evaluation.mask, problem.alpha, problem.K
-    factor = cho_factor(K[np.ix_(mask, mask)] + alpha * np.eye(mask.sum()))
+    kept = np.flatnonzero(mask)
+    A = K[np.ix_(mask, mask)]
+    groups = duplicate_groups(A)
+    A[np.diag_indices_from(A)] += alpha
+    factor = cho_factor(A, lower=True, overwrite_a=True)
     B = K[np.ix_(mask, ~mask)]
     G = cho_solve(factor, B)
-    inverse = cho_solve(factor, np.eye(mask.sum()))
     schur = np.diag(K)[~mask] + alpha - np.sum(B * G, axis=0)
+    del B, G
     trimmed_diagonal = 1.0 / schur
+    u = cho_solve(factor, np.ones(kept.size)) if problem.fit_intercept else np.zeros(kept.size)
     if problem.fit_intercept:
-        u = cho_solve(factor, np.ones(mask.sum()))
-        inverse = inverse - np.outer(u, u) / u.sum()
-        v = (1.0 - B.T @ u) / schur
+        v = (1.0 - K[np.ix_(~mask, mask)] @ u) / schur
         trimmed_diagonal = trimmed_diagonal - v**2 / (u.sum() + v**2 * schur)
+    # A^-1 in place of its Cholesky factor (its lower triangle), without an n x n identity.
+    inverse, info = dpotri(factor[0], lower=True, overwrite_c=True)
+    if info != 0:
+        raise np.linalg.LinAlgError("K_SS + alpha I is not positive definite")
+    intercept_term = u / np.sqrt(u.sum()) if problem.fit_intercept else u
+    diagonal = np.diag(inverse) - intercept_term**2
     losses = np.empty(problem.n_samples)
-    losses[mask] = evaluation.losses[mask] / (alpha * np.diag(inverse))
+    losses[mask] = evaluation.losses[mask] / (alpha * diagonal)
     losses[~mask] = evaluation.losses[~mask] * alpha * trimmed_diagonal
-    kept = np.flatnonzero(mask)
     residuals = (problem.Y - evaluation.F)[mask]
-    for group in duplicate_groups(K[np.ix_(mask, mask)]):
-        deleted_inverse = np.linalg.inv(alpha * inverse[np.ix_(group, group)])
+    for group in groups:
+        block = np.tril(inverse[np.ix_(group, group)])
+        term = intercept_term[group]
+        block = block + np.tril(block, -1).T - np.outer(term, term)
+        deleted_inverse = np.linalg.inv(alpha * block)
         deleted = deleted_inverse @ residuals[group]
         losses[kept[group]] = np.sum(deleted**2, axis=1) / np.diag(deleted_inverse)
     return losses

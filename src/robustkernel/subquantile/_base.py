@@ -399,7 +399,9 @@ class BaseSubquantile(KernelModel):
             problem = replace(problem, k=n_kept(n, epsilon))
             # From the fit without the flagged rows: from the current fit, rows it explains
             # by their own coefficients (a cluster sharing a wrong target) would be kept again.
-            w, b = fit_subset(~flagged, result.w, result.b)
+            w, b = result.w, result.b
+            if n - flagged.sum() >= problem.k:
+                w, b = fit_subset(~flagged, w, b)
             result = self._run_solver(problem, fit_subset, w, b)
         return problem, result
 

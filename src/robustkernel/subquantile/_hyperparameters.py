@@ -99,8 +99,10 @@ def _kernel_honest_residuals(
     of kernel ridge with intercept, c = G y) for the kept rows; for a group of near-duplicate
     kept rows (``_groups``), the residuals of the fit without the whole group, (G_gg)^-1 c_g.
     """
-    groups = duplicate_groups(K[np.ix_(kept, kept)])
-    eigenvalues, V = eigh(K[np.ix_(kept, kept)])
+    K_kept = K[np.ix_(kept, kept)]
+    groups = duplicate_groups(K_kept)
+    eigenvalues, V = eigh(K_kept, overwrite_a=True)
+    del K_kept
     eigenvalues = np.clip(eigenvalues, 0.0, None)
     Vy, V1 = V.T @ Y[kept], V.sum(axis=0)
     squared_V = V * V
