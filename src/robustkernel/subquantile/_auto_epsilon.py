@@ -138,15 +138,16 @@ def _kernel_studentized_losses(problem: Problem, evaluation: Evaluation) -> np.n
     schur = np.diag(K)[~mask] + alpha - np.sum(B * G, axis=0)
     del B, G
     trimmed_diagonal = 1.0 / schur
-    u = cho_solve(factor, np.ones(kept.size)) if problem.fit_intercept else np.zeros(kept.size)
+    intercept_term = np.zeros(kept.size)  # M = A^-1 - intercept_term intercept_term^T
     if problem.fit_intercept:
+        u = cho_solve(factor, np.ones(kept.size))
         v = (1.0 - K[np.ix_(~mask, mask)] @ u) / schur
         trimmed_diagonal = trimmed_diagonal - v**2 / (u.sum() + v**2 * schur)
+        intercept_term = u / np.sqrt(u.sum())
     # A^-1 in place of its Cholesky factor (its lower triangle), without an n x n identity.
     inverse, info = dpotri(factor[0], lower=True, overwrite_c=True)
     if info != 0:
         raise np.linalg.LinAlgError("K_SS + alpha I is not positive definite")
-    intercept_term = u / np.sqrt(u.sum()) if problem.fit_intercept else u
     diagonal = np.diag(inverse) - intercept_term**2
     losses = np.empty(problem.n_samples)
     losses[mask] = evaluation.losses[mask] / (alpha * diagonal)

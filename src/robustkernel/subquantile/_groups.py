@@ -36,6 +36,7 @@ def duplicate_groups(K: np.ndarray) -> list[np.ndarray]:
         return []
     diagonal = np.diag(K)
     tolerance = 1e-12 * max(float(np.abs(diagonal).mean()), np.finfo(float).tiny)
+    # Two passes over the chunks: keeping them would hold a second n x n array.
     nearest = np.concatenate([distances.min(axis=1) for _, distances in _distances(K)])
     threshold = DUPLICATE_DISTANCE**2 * float(np.median(nearest)) + tolerance
     pairs = [
