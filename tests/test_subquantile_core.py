@@ -170,6 +170,25 @@ def test_rkhs_gradient_matches_finite_differences(loss, n_outputs):
 
 @pytest.mark.parametrize(
     ("loss", "n_outputs"),
+    [(SquaredLoss(), 2), (BinaryLogLoss(), 1), (SoftmaxLoss(), 4)],
+)
+def test_fused_loss_and_gradient_equal_the_separate_ones(loss, n_outputs):
+    """One pass (the L-BFGS refits) equals ``loss`` / ``gradient`` (scipy's logsumexp, expit,
+    softmax), also at logits of +-800 where a naive exponential overflows."""
+    rng = np.random.default_rng(3)
+    F = 30.0 * rng.normal(size=(200, n_outputs))
+    F[0], F[1] = 800.0, -800.0
+    Y = _problem_for(loss, n_outputs).Y
+    Y = np.vstack([Y] * 5)
+    with np.errstate(over="raise"):
+        losses, gradient = loss.loss_and_gradient(F, Y)
+    np.testing.assert_allclose(losses, loss.loss(F, Y), rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(gradient, loss.gradient(F, Y), rtol=1e-13, atol=1e-15)
+    assert np.all(np.isfinite(losses)) and np.all(np.isfinite(gradient))
+
+
+@pytest.mark.parametrize(
+    ("loss", "n_outputs"),
     [(SquaredLoss(), 1), (SquaredLoss(), 2), (BinaryLogLoss(), 1), (SoftmaxLoss(), 3)],
 )
 def test_best_intercept_minimizes_the_loss(loss, n_outputs):

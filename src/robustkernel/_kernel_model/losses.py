@@ -45,6 +45,10 @@ class Loss:
         """Sum over rows of the Hessian of l_i in F_i, shape (C, C)."""
         raise NotImplementedError
 
+    def loss_and_gradient(self, F: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``loss(F, Y)`` and ``gradient(F, Y)`` together (one pass where they share work)."""
+        return self.loss(F, Y), self.gradient(F, Y)
+
     def target_scale(self, Y: np.ndarray) -> float:
         """The factor s a fit divides the targets by (and multiplies the model by): 1 here."""
         return 1.0
@@ -136,6 +140,13 @@ class BinaryLogLoss(Loss):
         p = expit(F)
         return np.atleast_2d(np.sum(p * (1.0 - p)))
 
+    def loss_and_gradient(self, F: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # softplus(f) = max(f, 0) + log1p(e^-|f|) and sigmoid(f) from the same e^-|f|
+        e = np.exp(-np.abs(F))
+        loss = np.sum(np.maximum(F, 0.0) + np.log1p(e) - Y * F, axis=1)
+        p = np.where(F >= 0.0, 1.0, e) / (1.0 + e)
+        return loss, p - Y
+
 
 @dataclass(frozen=True)
 class SoftmaxLoss(Loss):
@@ -153,3 +164,11 @@ class SoftmaxLoss(Loss):
     def hessian_sum(self, F: np.ndarray) -> np.ndarray:
         P = softmax(F, axis=1)
         return np.diag(P.sum(axis=0)) - P.T @ P
+
+    def loss_and_gradient(self, F: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # one exponential for both: logsumexp(f) = m + log(sum e^(f - m)), softmax = e^(f - m) / sum
+        shifted = F - F.max(axis=1, keepdims=True)
+        E = np.exp(shifted)
+        total = E.sum(axis=1)
+        loss = np.log(total) - np.sum(shifted * Y, axis=1)
+        return loss, E / total[:, None] - Y

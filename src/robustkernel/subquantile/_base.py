@@ -33,7 +33,13 @@ from ._features import APPROXIMATIONS, fit_feature_map, predict_in_chunks, trans
 from ._objective import ClassFloors, Evaluation, FeatureProblem, Problem
 from ._refine import BIWEIGHT_C, Refinement, biweight_refinement
 from ._refits import fit_in_ball
-from ._solvers import SolverResult, alternating, gradient_method, initial_coefficients
+from ._solvers import (
+    SolverResult,
+    alternating,
+    fit_rows,
+    gradient_method,
+    initial_coefficients,
+)
 
 SOLVERS = ("alternating", "gd", "momentum", "nesterov")
 Candidates = tuple[list[float], list[float | None]]
@@ -210,8 +216,7 @@ class BaseSubquantile(KernelModel):
             if self._estimated_inliers is None:
                 w, b = initial_coefficients(problem, "erm", fit_subset, self.random_state)
             else:
-                n, C = problem.n_coefficients, problem.n_outputs
-                w, b = fit_subset(self._estimated_inliers, np.zeros((n, C)), np.zeros(C))
+                w, b = fit_rows(problem, fit_subset, self._estimated_inliers)
             result, _ = self._best_start(problem, fit_subset, w, b)
             if self._rejects():
                 result = self._reject_implausible(problem, fit_subset, result)
@@ -258,8 +263,7 @@ class BaseSubquantile(KernelModel):
         if self._selected_rows is None or not (isinstance(init, str) and init == "erm"):
             w, b = initial_coefficients(problem, init, fit_subset, self.random_state)
         else:  # alpha / gamma "auto" and init="erm": start from the rows their selection kept
-            n, C = problem.n_coefficients, problem.n_outputs
-            w, b = fit_subset(self._selected_rows, np.zeros((n, C)), np.zeros(C))
+            w, b = fit_rows(problem, fit_subset, self._selected_rows)
         result, self.best_start_ = self._best_start(problem, fit_subset, w, b)
         if self._epsilon == "auto":
             problem, result = self._estimate_epsilon(problem, fit_subset, result)
@@ -278,7 +282,7 @@ class BaseSubquantile(KernelModel):
         objective and its start (0 for (w, b), i for the i-th subset)."""
         result, best = self._run_solver(problem, fit_subset, w, b), 0
         for start, subset in enumerate(self._random_subsets(problem), start=1):
-            w, b = fit_subset(subset, np.zeros_like(result.w), np.zeros_like(result.b))
+            w, b = fit_rows(problem, fit_subset, subset)
             candidate = self._run_solver(problem, fit_subset, w, b)
             if candidate.evaluation.objective < result.evaluation.objective:
                 result, best = candidate, start

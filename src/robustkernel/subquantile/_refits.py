@@ -256,8 +256,9 @@ class LbfgsSubsetFitter:
             with np.errstate(over="ignore", invalid="ignore"):
                 v, b = unpack(x)
                 F = self._forward(v) + b
-                value = np.sum(problem.loss.loss(F, problem.Y)[mask]) + alpha * np.sum(v * v)
-                G = problem.loss.gradient(F, problem.Y) * weights
+                losses, G = problem.loss.loss_and_gradient(F, problem.Y)
+                value = np.sum(losses[mask]) + alpha * np.sum(v * v)
+                G *= weights
                 grad_v = self._backward(G) + 2.0 * alpha * v
             if not np.isfinite(value):
                 return np.inf, np.zeros_like(x)

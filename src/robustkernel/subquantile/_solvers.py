@@ -33,6 +33,14 @@ class SolverResult:
     converged: bool
 
 
+def fit_rows(
+    problem: Problem | FeatureProblem, fit_subset: Refit, rows: np.ndarray
+) -> Coefficients:
+    """The fit on the rows of the mask ``rows``, started from zero coefficients."""
+    n, C = problem.n_coefficients, problem.n_outputs
+    return fit_subset(rows, np.zeros((n, C)), np.zeros(C))
+
+
 def initial_coefficients(
     problem: Problem | FeatureProblem,
     init: str | np.ndarray,
@@ -43,7 +51,7 @@ def initial_coefficients(
     n, C = problem.n_coefficients, problem.n_outputs
     zeros_b = np.zeros(C)
     if isinstance(init, str) and init == "erm":
-        return fit_subset(np.ones(problem.n_samples, dtype=bool), np.zeros((n, C)), zeros_b)
+        return fit_rows(problem, fit_subset, np.ones(problem.n_samples, dtype=bool))
     if isinstance(init, str) and init == "zeros":
         return np.zeros((n, C)), zeros_b
     if isinstance(init, str) and init == "glorot":
