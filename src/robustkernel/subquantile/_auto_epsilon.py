@@ -48,6 +48,8 @@ rows as well and degraded the fit, a cutoff of 0.1 missed a third of the flips a
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.linalg.lapack import dpotri
@@ -93,18 +95,39 @@ def regression_flags(
     """Rows whose studentized squared residual is beyond the chi^2 ``level`` quantile of the
     robust scale."""
     mask = evaluation.mask
-    # A row of leverage 1 (e.g. the only row, or one row per intercept and coefficient) has a
-    # residual of 0 whatever its target: no evidence either way, so it is never flagged.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if isinstance(problem, FeatureProblem):
-            factors = _feature_residual_variance_factors(problem, mask)
-            losses = evaluation.losses * factors
-        else:
-            losses = _kernel_studentized_losses(problem, evaluation)
-        losses = np.where(np.isfinite(losses), losses, 0.0)
+    losses = studentized_losses(problem, evaluation)
     C = problem.n_outputs
     variance = np.median(losses[mask]) / chi2.ppf(mask.mean() / 2.0, df=C)
     return losses > variance * chi2.ppf(level, df=C)
+
+
+def studentized_losses(problem: Problem | FeatureProblem, evaluation: Evaluation) -> np.ndarray:
+    """Squared residuals of the fit on the kept rows, each scaled to variance sigma^2 under the
+    model: leave-one-out (near-duplicates: leave-group-out) for the kept rows, out-of-sample
+    for the others. A row of leverage 1 (e.g. the only row, or one row per intercept and
+    coefficient) has a residual of 0 whatever its target: no evidence either way, score 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if isinstance(problem, FeatureProblem):
+            factors = _feature_residual_variance_factors(problem, evaluation.mask)
+            losses = evaluation.losses * factors
+        else:
+            losses = _kernel_studentized_losses(problem, evaluation)
+        return np.where(np.isfinite(losses), losses, 0.0)
+
+
+def regression_start_rows(problem: Problem | FeatureProblem, evaluation: Evaluation) -> np.ndarray:
+    """The k rows of smallest :func:`studentized_losses` under the fit on every row: the rows
+    the automatic configuration's trimmed fits start from.
+
+    In-sample losses of the ordinary fit rank a tight cluster of rows sharing a wrong target
+    among the best explained (it pulls the fit to itself, and the clean rows around it look
+    wrong); deleted together it is predicted by the rest of the data and ranks last.
+    """
+    every_row = replace(evaluation, mask=np.ones(problem.n_samples, dtype=bool))
+    losses = studentized_losses(problem, every_row)
+    rows = np.zeros(problem.n_samples, dtype=bool)
+    rows[np.argsort(losses, kind="stable")[: problem.k]] = True
+    return rows
 
 
 def regression_rejections(problem: Problem | FeatureProblem, evaluation: Evaluation) -> np.ndarray:

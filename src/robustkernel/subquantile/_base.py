@@ -44,6 +44,8 @@ from ._solvers import (
 SOLVERS = ("alternating", "gd", "momentum", "nesterov")
 Candidates = tuple[list[float], list[float | None]]
 """The alphas and the gammas an estimator chooses from (one each where given)."""
+StartRows = Callable[[Problem | FeatureProblem, Evaluation], np.ndarray]
+"""``start_rows(problem, evaluation of the ordinary fit)``: the mask of rows to start from."""
 DEFAULT_MAX_ITER = {"alternating": 100, "gd": 1000, "momentum": 1000, "nesterov": 1000}
 
 
@@ -83,6 +85,9 @@ class BaseSubquantile(KernelModel):
     _outlier_flags: ClassVar[Callable[[Problem, Evaluation], np.ndarray]]
     _rejections: ClassVar[Callable[[Problem, Evaluation], np.ndarray]]
     _auto_start: ClassVar[Callable[[np.ndarray], float]]
+    # The rows the selection's trimmed fits start from, given the problem and the ordinary fit;
+    # None: the subquantile of the ordinary fit's losses.
+    _start_rows: ClassVar[StartRows | None] = None
     _refinements: ClassVar[frozenset[str]] = frozenset({"reject"})
     _keeps_every_class: ClassVar[bool] = False
     _alpha_grid: ClassVar[tuple[float, ...]]
@@ -215,6 +220,9 @@ class BaseSubquantile(KernelModel):
             fit_subset = partial(fit_in_ball, self._subset_fitter_for(problem).fit, problem)
             if self._estimated_inliers is None:
                 w, b = initial_coefficients(problem, "erm", fit_subset, self.random_state)
+                if self._start_rows is not None:
+                    rows = type(self)._start_rows(problem, problem.evaluate(w, b))
+                    w, b = fit_rows(problem, fit_subset, rows)
             else:
                 w, b = fit_rows(problem, fit_subset, self._estimated_inliers)
             result, _ = self._best_start(problem, fit_subset, w, b)

@@ -13,6 +13,7 @@ from ._auto_epsilon import (
     regression_flags,
     regression_rejections,
     regression_start,
+    regression_start_rows,
 )
 from ._base import BaseSubquantile
 from ._hyperparameters import (
@@ -49,7 +50,9 @@ _PARAMETERS_DOC = """
         Kernel parameter, passed to ``pairwise_kernels`` as KernelRidge does; None means
         1 / n_features for the kernels that take it. "auto" with alpha="auto" (regressor): for
         each gamma of a grid around 1 / (n_features sigma^2) (sigma^2 a robust feature
-        variance; factors 1/8 ... 8), a trimmed fit at alpha = 0.1 gives kept rows S; the
+        variance; factors 1/8 ... 8), a trimmed fit at alpha = 0.1 gives kept rows S (started
+        from the rows of smallest studentized leave-one-out residual of the ordinary fit, near
+        duplicates deleted together, so that a cluster sharing a wrong target is not kept); the
         closed-form leave-one-out residuals of kernel ridge on S (one eigendecomposition of
         K_SS, or of Z_S^T Z_S with ``n_components``, serves alphas 1e-4 ... 10) and the
         out-of-sample residuals of the other rows are scored by their mean after dropping the
@@ -256,6 +259,7 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
     _outlier_flags = staticmethod(regression_flags)
     _rejections = staticmethod(regression_rejections)
     _auto_start = staticmethod(regression_start)
+    _start_rows = staticmethod(regression_start_rows)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> SubquantileKernelRegressor:
