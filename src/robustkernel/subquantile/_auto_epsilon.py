@@ -115,19 +115,18 @@ def studentized_losses(problem: Problem | FeatureProblem, evaluation: Evaluation
         return np.where(np.isfinite(losses), losses, 0.0)
 
 
-def regression_start_rows(problem: Problem | FeatureProblem, evaluation: Evaluation) -> np.ndarray:
-    """The k rows of smallest :func:`studentized_losses` under the fit on every row: the rows
-    the automatic configuration's trimmed fits start from.
+def regression_honest_losses(
+    problem: Problem | FeatureProblem, evaluation: Evaluation
+) -> np.ndarray:
+    """:func:`studentized_losses` of the fit on every row: what the automatic configuration's
+    trimmed fits start from (the rows of smallest honest loss).
 
     In-sample losses of the ordinary fit rank a tight cluster of rows sharing a wrong target
     among the best explained (it pulls the fit to itself, and the clean rows around it look
     wrong); deleted together it is predicted by the rest of the data and ranks last.
     """
     every_row = replace(evaluation, mask=np.ones(problem.n_samples, dtype=bool))
-    losses = studentized_losses(problem, every_row)
-    rows = np.zeros(problem.n_samples, dtype=bool)
-    rows[np.argsort(losses, kind="stable")[: problem.k]] = True
-    return rows
+    return studentized_losses(problem, every_row)
 
 
 def regression_rejections(problem: Problem | FeatureProblem, evaluation: Evaluation) -> np.ndarray:

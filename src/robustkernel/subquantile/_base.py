@@ -30,7 +30,7 @@ from .._kernel_model.kernels import (
 from .._kernel_model.losses import Loss
 from . import _auto_epsilon, _hyperparameters
 from ._features import APPROXIMATIONS, fit_feature_map, predict_in_chunks, transform_in_chunks
-from ._objective import ClassFloors, Evaluation, FeatureProblem, Problem
+from ._objective import ClassFloors, Evaluation, FeatureProblem, Problem, subquantile
 from ._refine import BIWEIGHT_C, Refinement, biweight_refinement
 from ._refits import fit_in_ball
 from ._solvers import (
@@ -44,8 +44,8 @@ from ._solvers import (
 SOLVERS = ("alternating", "gd", "momentum", "nesterov")
 Candidates = tuple[list[float], list[float | None]]
 """The alphas and the gammas an estimator chooses from (one each where given)."""
-StartRows = Callable[[Problem | FeatureProblem, Evaluation], np.ndarray]
-"""``start_rows(problem, evaluation of the ordinary fit)``: the mask of rows to start from."""
+HonestLosses = Callable[[Problem | FeatureProblem, Evaluation], np.ndarray]
+"""``honest_losses(problem, evaluation of a fit on every row)``: per-row losses, shape (n,)."""
 DEFAULT_MAX_ITER = {"alternating": 100, "gd": 1000, "momentum": 1000, "nesterov": 1000}
 
 
@@ -85,9 +85,9 @@ class BaseSubquantile(KernelModel):
     _outlier_flags: ClassVar[Callable[[Problem, Evaluation], np.ndarray]]
     _rejections: ClassVar[Callable[[Problem, Evaluation], np.ndarray]]
     _auto_start: ClassVar[Callable[[np.ndarray], float]]
-    # The rows the selection's trimmed fits start from, given the problem and the ordinary fit;
-    # None: the subquantile of the ordinary fit's losses.
-    _start_rows: ClassVar[StartRows | None] = None
+    # Honest per-row losses of the ordinary fit (not in-sample): the selection's trimmed fits
+    # start from their subquantile. None: from the ordinary fit's in-sample losses.
+    _honest_losses: ClassVar[HonestLosses | None] = None
     _refinements: ClassVar[frozenset[str]] = frozenset({"reject"})
     _keeps_every_class: ClassVar[bool] = False
     _alpha_grid: ClassVar[tuple[float, ...]]
@@ -220,8 +220,9 @@ class BaseSubquantile(KernelModel):
             fit_subset = partial(fit_in_ball, self._subset_fitter_for(problem).fit, problem)
             if self._estimated_inliers is None:
                 w, b = initial_coefficients(problem, "erm", fit_subset, self.random_state)
-                if self._start_rows is not None:
-                    rows = type(self)._start_rows(problem, problem.evaluate(w, b))
+                if self._honest_losses is not None:
+                    losses = type(self)._honest_losses(problem, problem.evaluate(w, b))
+                    rows, _ = subquantile(losses, problem.k, problem.floors)
                     w, b = fit_rows(problem, fit_subset, rows)
             else:
                 w, b = fit_rows(problem, fit_subset, self._estimated_inliers)

@@ -11,9 +11,9 @@ from ._auto_epsilon import (
     classification_flags,
     classification_start,
     regression_flags,
+    regression_honest_losses,
     regression_rejections,
     regression_start,
-    regression_start_rows,
 )
 from ._base import BaseSubquantile
 from ._hyperparameters import (
@@ -259,7 +259,7 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
     _outlier_flags = staticmethod(regression_flags)
     _rejections = staticmethod(regression_rejections)
     _auto_start = staticmethod(regression_start)
-    _start_rows = staticmethod(regression_start_rows)
+    _honest_losses = staticmethod(regression_honest_losses)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> SubquantileKernelRegressor:

@@ -24,11 +24,19 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import LinAlgError, blas, cho_factor, cho_solve, solve, solve_triangular
 from scipy.optimize import brentq, minimize
+from scipy.sparse.linalg import eigsh
 
 from .._memory import row_chunks
 from ._objective import Coefficients, FeatureProblem, Problem
 
 _AMORTIZED_ITERATIONS = 3
+# L-BFGS preconditioning of the exact kernel classifier (``LbfgsSubsetFitter``): the number of
+# top eigen-directions of K rescaled, and the loss curvature assumed along them. A fit that
+# classifies most kept rows confidently has a small curvature; on digits (1442 rows, alpha 0.1
+# and 0.01) c = 0.02 took the fewest objective evaluations of 0.02, 0.05, 0.1 and 0.25, and 20
+# directions as few as 50 or 100 at a third of the eigsh time.
+PRECONDITIONED_DIRECTIONS = 20
+TYPICAL_CURVATURE = 0.02
 
 
 class RidgeSubsetFitter:
@@ -205,6 +213,15 @@ class LbfgsSubsetFitter:
     every objective evaluation is two matrix products with L, and one triangular solve per fit
     maps v back to w. L-BFGS stops when no gradient entry exceeds ``tol`` times the number of
     kept rows (``tol`` on the mean loss: scikit-learn's LogisticRegression stops at 1e-4).
+
+    Exact kernel model, preconditioned: the Hessian in v is L^T D L + 2 alpha I (D the loss
+    curvature of the kept rows), whose top directions are those of K's largest eigenvalues
+    (an RBF kernel matrix of 1442 digits has lambda_1 = 544, lambda_2 = 84, against 2 alpha =
+    0.2). L-BFGS runs on u with v = S u, S = I + Q (diag(s) - 1) Q^T, where the columns of Q
+    are the ``PRECONDITIONED_DIRECTIONS`` top eigenvectors of L^T L (lambda_i those of K) and
+    s_i = (2 alpha / (c lambda_i + 2 alpha))^(1/2) with c = ``TYPICAL_CURVATURE``; the
+    intercept is scaled likewise by (2 alpha / (c k + 2 alpha))^(1/2). Objective evaluations
+    on digits (1442 rows, 10 classes, epsilon=0.2, alpha = 0.1, refine=None): 262 -> 107.
     """
 
     def __init__(
@@ -214,6 +231,21 @@ class LbfgsSubsetFitter:
         self.max_iter = max_iter
         self.tol = tol
         self._chol = self._cholesky_factor() if isinstance(problem, Problem) else None
+        self._top = self._top_eigenspace()
+
+    def _top_eigenspace(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Eigenvalues lambda and orthonormal eigenvectors Q = L^T U / lambda^(1/2) of L^T L
+        for the top eigenpairs (lambda, U) of K; None without a kernel matrix or when it has
+        too few rows to be worth it."""
+        n = self.problem.n_samples
+        if self._chol is None or n <= 4 * PRECONDITIONED_DIRECTIONS:
+            return None
+        start = np.random.default_rng(0).uniform(0.5, 1.5, size=n)  # deterministic ARPACK
+        eigenvalues, U = eigsh(
+            self.problem.K, k=PRECONDITIONED_DIRECTIONS, which="LA", tol=1e-3, v0=start
+        )
+        eigenvalues = np.maximum(eigenvalues, np.finfo(float).tiny)
+        return eigenvalues, self._backward(U) / np.sqrt(eigenvalues)
 
     def _cholesky_factor(self) -> np.ndarray:
         return _jittered_cholesky(self.problem.K)
@@ -244,10 +276,19 @@ class LbfgsSubsetFitter:
         n, C = problem.n_coefficients, problem.n_outputs
         weights = mask.astype(float)[:, None]
         k = int(np.count_nonzero(mask))
+        scale_b = np.sqrt(2.0 * alpha / (TYPICAL_CURVATURE * k + 2.0 * alpha))
+
+        def scaled(u: np.ndarray, power: float = 1.0) -> np.ndarray:
+            """S^power u: v from u (power 1), u from v (power -1); S is symmetric."""
+            if self._top is None:
+                return u
+            eigenvalues, Q = self._top
+            s = np.sqrt(2.0 * alpha / (TYPICAL_CURVATURE * eigenvalues + 2.0 * alpha))
+            return u + Q @ ((s**power - 1.0)[:, None] * (Q.T @ u))
 
         def unpack(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            v = x[: n * C].reshape(n, C)
-            b = x[n * C :] if problem.fit_intercept else np.zeros(C)
+            v = scaled(x[: n * C].reshape(n, C))
+            b = x[n * C :] * scale_b if problem.fit_intercept else np.zeros(C)
             return v, b
 
         def value_and_grad(x: np.ndarray) -> tuple[float, np.ndarray]:
@@ -262,14 +303,14 @@ class LbfgsSubsetFitter:
                 grad_v = self._backward(G) + 2.0 * alpha * v
             if not np.isfinite(value):
                 return np.inf, np.zeros_like(x)
-            parts = [grad_v.ravel()]
+            parts = [scaled(grad_v).ravel()]
             if problem.fit_intercept:
-                parts.append(G.sum(axis=0))
+                parts.append(G.sum(axis=0) * scale_b)
             return float(value), np.concatenate(parts)
 
-        start = [self._to_variable(w0).ravel()]
+        start = [scaled(self._to_variable(w0), -1.0).ravel()]
         if problem.fit_intercept:
-            start.append(b0)
+            start.append(b0 / scale_b)
         x0 = np.concatenate(start)
         result = minimize(
             value_and_grad,

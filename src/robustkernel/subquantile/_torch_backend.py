@@ -201,6 +201,10 @@ class DeviceLbfgsSubsetFitter(LbfgsSubsetFitter):
                 return factor
         raise ValueError(NOT_PSD)
 
+    def _top_eigenspace(self) -> None:
+        """No preconditioner on the device (the kernel matrix is not a host array)."""
+        return None
+
     def _forward(self, v: np.ndarray) -> np.ndarray:
         return (self._chol @ self.problem.K.to_device(v)).cpu().numpy()
 
