@@ -5,7 +5,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from dataclasses import replace
-from functools import partial
 from numbers import Integral, Real
 from types import ModuleType
 from typing import Any, ClassVar
@@ -32,7 +31,7 @@ from . import _auto_epsilon, _hyperparameters
 from ._features import APPROXIMATIONS, fit_feature_map, predict_in_chunks, transform_in_chunks
 from ._objective import ClassFloors, Evaluation, FeatureProblem, Problem, subquantile
 from ._refine import BIWEIGHT_C, Refinement, biweight_refinement
-from ._refits import fit_in_ball
+from ._refits import SubsetFit
 from ._solvers import (
     SolverResult,
     alternating,
@@ -217,15 +216,17 @@ class BaseSubquantile(KernelModel):
 
         def trimmed_fit(gamma: float | None) -> tuple[Problem | FeatureProblem, np.ndarray]:
             problem, _ = self._build_problem(X, Y, loss, start_alpha, gamma, start)
-            fit_subset = partial(fit_in_ball, self._subset_fitter_for(problem).fit, problem)
+            fit_subset = SubsetFit(self._subset_fitter_for(problem), problem)
             if self._estimated_inliers is None:
-                w, b = initial_coefficients(problem, "erm", fit_subset, self.random_state)
+                w, b = initial_coefficients(
+                    problem, "erm", fit_subset.loosened(), self.random_state
+                )
                 if self._honest_losses is not None:
                     losses = type(self)._honest_losses(problem, problem.evaluate(w, b))
                     rows, _ = subquantile(losses, problem.k, problem.floors)
                     w, b = fit_rows(problem, fit_subset, rows)
             else:
-                w, b = fit_rows(problem, fit_subset, self._estimated_inliers)
+                w, b = fit_rows(problem, fit_subset.loosened(), self._estimated_inliers)
             result, _ = self._best_start(problem, fit_subset, w, b)
             if self._rejects():
                 result = self._reject_implausible(problem, fit_subset, result)
@@ -265,14 +266,14 @@ class BaseSubquantile(KernelModel):
         self.alpha_, self.gamma_ = self._hyperparameters(X, Y, loss, candidates)
         start = type(self)._auto_start(Y) if self._epsilon == "auto" else self._epsilon
         problem, feature_map = self._build_problem(X, Y, loss, self.alpha_, self.gamma_, start)
-        fit_subset = partial(fit_in_ball, self._subset_fitter_for(problem).fit, problem)
+        fit_subset = SubsetFit(self._subset_fitter_for(problem), problem)
         init = self.init
         if not isinstance(init, str):
             init = np.asarray(init, dtype=float) / self._target_scale
         if self._selected_rows is None or not (isinstance(init, str) and init == "erm"):
-            w, b = initial_coefficients(problem, init, fit_subset, self.random_state)
+            w, b = initial_coefficients(problem, init, fit_subset.loosened(), self.random_state)
         else:  # alpha / gamma "auto" and init="erm": start from the rows their selection kept
-            w, b = fit_rows(problem, fit_subset, self._selected_rows)
+            w, b = fit_rows(problem, fit_subset.loosened(), self._selected_rows)
         result, self.best_start_ = self._best_start(problem, fit_subset, w, b)
         if self._epsilon == "auto":
             problem, result = self._estimate_epsilon(problem, fit_subset, result)
@@ -291,7 +292,7 @@ class BaseSubquantile(KernelModel):
         objective and its start (0 for (w, b), i for the i-th subset)."""
         result, best = self._run_solver(problem, fit_subset, w, b), 0
         for start, subset in enumerate(self._random_subsets(problem), start=1):
-            w, b = fit_rows(problem, fit_subset, subset)
+            w, b = fit_rows(problem, fit_subset.loosened(), subset)
             candidate = self._run_solver(problem, fit_subset, w, b)
             if candidate.evaluation.objective < result.evaluation.objective:
                 result, best = candidate, start
@@ -415,7 +416,7 @@ class BaseSubquantile(KernelModel):
             # by their own coefficients (a cluster sharing a wrong target) would be kept again.
             w, b = result.w, result.b
             if n - flagged.sum() >= problem.k:
-                w, b = fit_subset(~flagged, w, b)
+                w, b = fit_subset.loosened()(~flagged, w, b)
             result = self._run_solver(problem, fit_subset, w, b)
         return problem, result
 
@@ -461,7 +462,7 @@ class BaseSubquantile(KernelModel):
                 bar.set_postfix(objective=f"{objective:.6g}")
 
             if self.solver == "alternating":
-                result = alternating(problem, fit_subset, w, b, max_iter, progress)
+                result = self._alternating(problem, fit_subset, w, b, max_iter, progress)
             else:
                 result = gradient_method(
                     problem,
@@ -484,6 +485,28 @@ class BaseSubquantile(KernelModel):
                 stacklevel=4,
             )
         return result
+
+    @staticmethod
+    def _alternating(
+        problem: Problem | FeatureProblem,
+        fit_subset: SubsetFit,
+        w: np.ndarray,
+        b: np.ndarray,
+        max_iter: int,
+        progress: Callable[[int, float], None],
+    ) -> SolverResult:
+        """The alternating solver on rough subset fits until the subset repeats, then on exact
+        ones from there (one or two more fits when the subset holds)."""
+        rough = fit_subset.loosened()
+        if rough is fit_subset:
+            return alternating(problem, fit_subset, w, b, max_iter, progress)
+        first = alternating(problem, rough, w, b, max_iter, progress)
+        result = alternating(problem, fit_subset, first.w, first.b, max_iter, progress)
+        return replace(
+            result,
+            n_iter=first.n_iter + result.n_iter,
+            history=first.history + result.history[1:],
+        )
 
     def _scaled_smoothing(self) -> float | None:
         """``smoothing`` in the units of the scaled losses (losses / target_scale^2)."""

@@ -18,7 +18,11 @@ from ._objective import FeatureProblem, Problem
 from ._refits import LbfgsSubsetFitter
 
 FOLDS = 3
-FOLD_TOL = 1e-4  # L-BFGS tolerance on the mean loss of the fold fits (LogisticRegression's)
+# L-BFGS tolerance on the mean loss of the fold fits. At 1e-4 (LogisticRegression's) the
+# out-of-fold error counts depended on the optimizer's path: preconditioning the same fits
+# changed the gamma chosen on 2 of 5 iris splits (20% wrong labels); at 1e-5 and 1e-6 the counts
+# agree with and without it.
+FOLD_TOL = 1e-5
 
 
 def stratified_folds(labels: np.ndarray, n_folds: int = FOLDS) -> np.ndarray:

@@ -19,7 +19,8 @@ for ``device=`` are in :mod:`robustkernel._torch_backend`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from scipy.linalg import LinAlgError, blas, cho_factor, cho_solve, solve, solve_triangular
@@ -37,6 +38,9 @@ _AMORTIZED_ITERATIONS = 3
 # directions as few as 50 or 100 at a third of the eigsh time.
 PRECONDITIONED_DIRECTIONS = 20
 TYPICAL_CURVATURE = 0.02
+# Tolerance of the rough L-BFGS fits (scikit-learn's LogisticRegression default, on the mean
+# loss): the alternating solver's intermediate subsets, polished at the fitter's own tolerance.
+ROUGH_TOL = 1e-4
 
 
 class RidgeSubsetFitter:
@@ -272,6 +276,17 @@ class LbfgsSubsetFitter:
 
     def fit(self, mask: np.ndarray, w0: np.ndarray, b0: np.ndarray, alpha: float) -> Coefficients:
         """Minimize the objective over (w, b) with the kept rows fixed to ``mask``."""
+        return self._minimize(mask, w0, b0, alpha, self.tol)
+
+    def rough_fit(
+        self, mask: np.ndarray, w0: np.ndarray, b0: np.ndarray, alpha: float
+    ) -> Coefficients:
+        """``fit`` to ``ROUGH_TOL``: enough to rank the losses of the next subset."""
+        return self._minimize(mask, w0, b0, alpha, max(ROUGH_TOL, self.tol))
+
+    def _minimize(
+        self, mask: np.ndarray, w0: np.ndarray, b0: np.ndarray, alpha: float, tol: float
+    ) -> Coefficients:
         problem = self.problem
         n, C = problem.n_coefficients, problem.n_outputs
         weights = mask.astype(float)[:, None]
@@ -317,7 +332,7 @@ class LbfgsSubsetFitter:
             x0,
             jac=True,
             method="L-BFGS-B",
-            options={"maxiter": self.max_iter, "gtol": self.tol * max(k, 1), "ftol": 1e-14},
+            options={"maxiter": self.max_iter, "gtol": tol * max(k, 1), "ftol": 1e-14},
         )
         v, b = unpack(result.x if result.fun <= value_and_grad(x0)[0] else x0)
         return self._from_variable(v), b
@@ -325,6 +340,29 @@ class LbfgsSubsetFitter:
 
 PenalizedRefit = Callable[[np.ndarray, np.ndarray, np.ndarray, float], Coefficients]
 """``fit(mask, w0, b0, alpha)`` of a subset fitter: the minimizer on the kept rows at alpha."""
+
+
+@dataclass(frozen=True)
+class SubsetFit:
+    """``fit_subset(mask, w0, b0)``: the fitter's minimizer on the kept rows ``mask`` at the
+    problem's alpha, within its norm ball (:func:`fit_in_ball`).
+
+    ``rough`` solves to the fitter's loose tolerance (``rough_fit``, the L-BFGS fitters'); the
+    alternating solver runs on :meth:`loosened` fits until the subset repeats, then polishes
+    with exact ones.
+    """
+
+    fitter: Any
+    problem: Problem | FeatureProblem
+    rough: bool = False
+
+    def __call__(self, mask: np.ndarray, w0: np.ndarray, b0: np.ndarray) -> Coefficients:
+        fit = self.fitter.rough_fit if self.rough else self.fitter.fit
+        return fit_in_ball(fit, self.problem, mask, w0, b0)
+
+    def loosened(self) -> SubsetFit:
+        """The rough variant, or this fit when the fitter is exact anyway (ridge)."""
+        return replace(self, rough=True) if hasattr(self.fitter, "rough_fit") else self
 
 
 def fit_in_ball(
