@@ -17,8 +17,8 @@ from robustkernel._fractions import n_kept
 from robustkernel._kernel_model.losses import BinaryLogLoss, SoftmaxLoss, SquaredLoss
 from robustkernel.corruption import contaminated_split
 from robustkernel.subquantile._objective import ClassFloors, Problem, subquantile
-from robustkernel.subquantile._refits import RidgeSubsetFitter
-from robustkernel.subquantile._solvers import _gradient
+from robustkernel.subquantile._refits import LbfgsSubsetFitter, RidgeSubsetFitter, SubsetFit
+from robustkernel.subquantile._solvers import _gradient, alternating
 
 
 @pytest.mark.parametrize(
@@ -131,6 +131,29 @@ def test_alternating_classifier_objective_never_increases(n_classes):
     history = model.objective_history_
     assert np.all(np.diff(history) <= 1e-8 * np.abs(history[:-1]))
     assert model.inlier_mask_.sum() == n_kept(120, 0.15)
+
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_rough_then_exact_alternating_reaches_the_exact_fixed_point(n_classes):
+    """Intermediate subsets fitted to a loose L-BFGS tolerance, then polished: the same kept
+    rows and objective as exact fits throughout, objective never increasing."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(150, 3))
+    labels = np.digitize(X[:, 0] + 0.5 * X[:, 1], np.linspace(-1, 1, n_classes - 1))
+    labels[:20] = (labels[:20] + 1) % n_classes
+    Y = labels[:, None].astype(float) if n_classes == 2 else np.eye(n_classes)[labels]
+    loss = BinaryLogLoss() if n_classes == 2 else SoftmaxLoss()
+    problem = Problem(
+        rbf_kernel(X, gamma=0.5), Y, loss, alpha=0.05, k=n_kept(150, 0.15), fit_intercept=True
+    )
+    fit_subset = SubsetFit(LbfgsSubsetFitter(problem, tol=1e-9), problem)
+    zeros = np.zeros((150, Y.shape[1])), np.zeros(Y.shape[1])
+    exact = alternating(problem, fit_subset, *zeros, max_iter=100)
+    rough = alternating(problem, fit_subset, *zeros, max_iter=100, rough=fit_subset.loosened())
+    np.testing.assert_array_equal(rough.evaluation.mask, exact.evaluation.mask)
+    assert rough.evaluation.objective == pytest.approx(exact.evaluation.objective, rel=1e-9)
+    history = np.asarray(rough.history)
+    assert np.all(np.diff(history) <= 1e-9 * np.abs(history[:-1]))
 
 
 def _problem_for(loss, n_outputs: int, seed: int = 0, fit_intercept: bool = True) -> Problem:

@@ -462,7 +462,9 @@ class BaseSubquantile(KernelModel):
                 bar.set_postfix(objective=f"{objective:.6g}")
 
             if self.solver == "alternating":
-                result = self._alternating(problem, fit_subset, w, b, max_iter, progress)
+                rough = fit_subset.loosened()
+                rough = None if rough is fit_subset else rough
+                result = alternating(problem, fit_subset, w, b, max_iter, progress, rough)
             else:
                 result = gradient_method(
                     problem,
@@ -485,28 +487,6 @@ class BaseSubquantile(KernelModel):
                 stacklevel=4,
             )
         return result
-
-    @staticmethod
-    def _alternating(
-        problem: Problem | FeatureProblem,
-        fit_subset: SubsetFit,
-        w: np.ndarray,
-        b: np.ndarray,
-        max_iter: int,
-        progress: Callable[[int, float], None],
-    ) -> SolverResult:
-        """The alternating solver on rough subset fits until the subset repeats, then on exact
-        ones from there (one or two more fits when the subset holds)."""
-        rough = fit_subset.loosened()
-        if rough is fit_subset:
-            return alternating(problem, fit_subset, w, b, max_iter, progress)
-        first = alternating(problem, rough, w, b, max_iter, progress)
-        result = alternating(problem, fit_subset, first.w, first.b, max_iter, progress)
-        return replace(
-            result,
-            n_iter=first.n_iter + result.n_iter,
-            history=first.history + result.history[1:],
-        )
 
     def _scaled_smoothing(self) -> float | None:
         """``smoothing`` in the units of the scaled losses (losses / target_scale^2)."""

@@ -9,7 +9,7 @@ subset fitter.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -73,12 +73,23 @@ def alternating(
     b: np.ndarray,
     max_iter: int,
     progress: Progress | None = None,
+    rough: Refit | None = None,
 ) -> SolverResult:
     """Repeat {S <- the k rows of smallest loss; f <- argmin of the objective on S}.
 
     The objective never increases; the loop stops when S repeats (a fixed point, or a cycle at
-    constant objective) or after ``max_iter`` subset fits.
+    constant objective) or after ``max_iter`` subset fits. With ``rough`` (an inexact
+    ``fit_subset``, e.g. L-BFGS to a loose tolerance) the loop runs on it first, then goes on
+    from its result with ``fit_subset``: intermediate subsets only need their losses ranked.
     """
+    if rough is not None:
+        first = alternating(problem, rough, w, b, max_iter, progress)
+        result = alternating(problem, fit_subset, first.w, first.b, max_iter, progress)
+        return replace(
+            result,
+            n_iter=first.n_iter + result.n_iter,
+            history=first.history + result.history[1:],
+        )
     w, b = problem.project(w, problem.apply(w))[0], b
     evaluation = problem.evaluate(w, b)
     history = [evaluation.objective]
