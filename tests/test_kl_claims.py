@@ -33,9 +33,13 @@ def test_run_kl_claim_writes_csv_figures_and_table(tmp_path):
     # subspace error is ||P_hat - P_S*||_F: bounded by sqrt(rank + dim S*)
     assert (frame["subspace_error"] <= np.sqrt(frame["rank"] + frame["dim_S"]) + 1e-9).all()
     assert frame["test_rmse"].notna().all() and frame["krr_cv_test_rmse"].notna().all()
+    # the second path, to a KKT residual of 1e-6, never ends above the paper's stop in J_n
+    assert frame["rank_min"].between(0, 6).all()
+    assert (frame["objective_min"] <= frame["objective"] * (1 + 1e-9)).all()
     assert paths["probability_png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     text = paths["table"].read_text()
     assert "R = 2" in text and r"\|\|P_hat - P_S*\|\|_F" in text  # pipes escaped in Markdown
+    assert "mean rank at minimizer" in text
 
 
 def test_summary_table_counts_rank_events():

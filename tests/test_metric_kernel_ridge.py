@@ -271,11 +271,17 @@ def test_claim_i_small_rank_one_and_recovers_direction(seed):
         assert abs(model.components_[:, 0] @ u) > 0.95
 
 
-def test_no_signal_gives_full_rank():
+def test_no_signal_full_rank_is_where_projected_gradient_stops_not_the_minimizer():
+    """Claim (iv) of the paper (f = 0 gives full rank) holds for its stopped descent only."""
     X, y = make_kl_regression(n=300, p=20, f="e", random_state=0)
     with _ignore_convergence():
-        model = MetricKernelRidge(lam=0.1, max_iter=300).fit(X, y)
-    assert model.rank_ == 20
+        stopped = MetricKernelRidge(lam=0.1, solver="projected_gradient", max_iter=300).fit(X, y)
+    converged = MetricKernelRidge(lam=0.1).fit(X, y)
+    assert stopped.rank_ == 20
+    assert stopped.kkt_residual_ > 1e-3
+    assert converged.kkt_residual_ <= 1e-6
+    assert converged.objective_ < stopped.objective_
+    assert converged.rank_ < 20
 
 
 def test_linear_inner_product_kernel_is_not_low_rank():

@@ -264,6 +264,33 @@ class KLSimulation:
     subspace: np.ndarray
 
 
+def _authors_sample(
+    n: int, p: int, f: str, x_distribution: str, noise: float, rho: float, prob: float, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """One sample drawn with the seeding convention of the authors' published simulation code.
+
+    The noise comes from the legacy generator seeded with ``seed``, the covariates from one seeded
+    with ``200 * seed`` (Gaussian ones through ``multivariate_normal``, Bernoulli ones through
+    ``choice``), and both arrays are rounded to float32, as that code hands them to its solver.
+    """
+    eps = noise * np.random.RandomState(seed).normal(0.0, 1.0, size=n)
+    rs = np.random.RandomState(200 * seed)
+    if x_distribution in ("gaussian", "correlated"):
+        c = rho if x_distribution == "correlated" else 0.0
+        idx = np.arange(p)
+        X = rs.multivariate_normal(np.zeros(p), c ** np.abs(idx[:, None] - idx[None, :]), size=n)
+    elif x_distribution == "uniform":
+        X = rs.uniform(0.0, 1.0, size=(n, p))
+    elif x_distribution == "bernoulli":
+        X = rs.choice([0, 1], size=(n, p), p=[1.0 - prob, prob]).astype(float)
+    else:
+        raise ValueError(
+            f"Unknown distribution {x_distribution!r}; expected one of {X_DISTRIBUTIONS}."
+        )
+    y = REGRESSION_FUNCTIONS[f](X) + eps
+    return X.astype(np.float32).astype(float), y.astype(np.float32).astype(float)
+
+
 def make_kl_train_test(
     n: int = 300,
     p: int = 50,
@@ -275,6 +302,7 @@ def make_kl_train_test(
     rho: float = 0.5,
     prob: float = 0.5,
     random_state: int | None = None,
+    seeding: str = "independent",
 ) -> KLSimulation:
     """Training and test data from the same model (the paper's test set has ``n/2`` rows).
 
@@ -286,13 +314,40 @@ def make_kl_train_test(
         Test size as a fraction of ``n`` (at least one row).
     random_state : int or None, default=None
         Seed; the training and test sets use independent streams spawned from it.
+    seeding : {"independent", "authors"}, default="independent"
+        ``"authors"`` draws the exact data sets of the authors' published simulation code for
+        seed ``s = random_state >= 1``: noise from the legacy generator seeded with ``s``,
+        covariates from one seeded with ``200 s``, the test set the same way with seed
+        ``10000 s`` (``floor(test_fraction * n)`` rows), every array rounded to float32 as that
+        code does. The two draws share seeds (the test noise and the training covariates are
+        not independent for ``s = 0``), so it serves comparisons with that code only.
 
     Returns
     -------
     KLSimulation
+
+    Examples
+    --------
+    >>> from robustkernel.datasets import make_kl_train_test
+    >>> sim = make_kl_train_test(n=20, p=6, f="a", random_state=1, seeding="authors")
+    >>> sim.X_train.shape, sim.X_test.shape, sim.subspace.shape
+    ((20, 6), (10, 6), (6, 1))
     """
     if test_fraction <= 0:
         raise ValueError(f"test_fraction must be > 0; got {test_fraction}.")
+    _check_function(f, p)
+    if seeding == "authors":
+        if random_state is None or int(random_state) < 1:
+            raise ValueError(
+                f"seeding='authors' needs an integer random_state >= 1; got {random_state!r}."
+            )
+        s = int(random_state)
+        args = (p, f, x_distribution, noise, rho, prob)
+        X_train, y_train = _authors_sample(n, *args, seed=s)
+        X_test, y_test = _authors_sample(max(1, int(test_fraction * n)), *args, seed=10000 * s)
+        return KLSimulation(X_train, y_train, X_test, y_test, central_subspace(f, p))
+    if seeding != "independent":
+        raise ValueError(f"seeding must be 'independent' or 'authors'; got {seeding!r}.")
     train_seq, test_seq = np.random.SeedSequence(random_state).spawn(2)
     kwargs = {"f": f, "x_distribution": x_distribution, "noise": noise, "rho": rho, "prob": prob}
     X_train, y_train = make_kl_regression(

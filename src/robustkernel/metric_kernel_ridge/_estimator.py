@@ -36,6 +36,7 @@ from ._objective import (
     DISTANCE_KERNELS,
     INNER_PRODUCT_KERNELS,
     KernelFamily,
+    factored_descent,
     kernel_argument,
     kernel_matrix,
     projected_gradient_descent,
@@ -45,8 +46,10 @@ from ._objective import (
 __all__ = ["MetricKernelRidge", "MetricKernelRidgePath", "metric_kernel_ridge_path"]
 
 RANK_RTOL = 1e-6
+PROJECTED_GRADIENT_TOL = 1e-3  # the paper's ||Sigma+ - Sigma||_F / eta < 1e-3
+KKT_TOL = 1e-6  # relative KKT residual the L-BFGS solver drives the fit to
 MINIBATCH_WINDOW = 10
-FIT_MEMORY_MATRICES = 6  # argument, K, K_c and the gradient weights, twice in a line search
+FIT_MEMORY_MATRICES = 8  # argument, K, K_c and the gradient weights, twice in a line search
 METRIC_MEMORY_MATRICES = 8  # Sigma, gradient, eigenvectors, candidate..., p x p each
 MAX_TARGET_SPREAD = 1e150  # max |y - mean(y)| whose squares, summed, stay finite
 MEMORY_REMEDY = (
@@ -63,10 +66,10 @@ class MetricKernelRidge(
     Solves ``min_{f, gamma, Sigma PSD} (1/2n) sum_i (y_i - f(x_i) - gamma)^2 + (lam/2) ||f||^2``
     over the RKHS of ``k_Sigma(x, x') = phi(||x - x'||^2_Sigma)``, ``||v||^2_Sigma = v^T Sigma v``
     (Chen, Li, Liu and Ruan 2023, eq. (1.2)). For fixed ``Sigma`` the inner problem is solved in
-    closed form; the
-    reduced objective ``J_n(Sigma)`` is minimized by projected gradient descent on the PSD cone
-    with Armijo backtracking, started at ``Sigma = I / p``. No rank penalty is used, yet the
-    solution is typically exactly low rank; ``transform`` projects on its column space.
+    closed form; the reduced objective ``J_n(Sigma)`` is minimized over the PSD cone from
+    ``Sigma = I / p``, by default to a relative KKT residual of ``1e-6`` (``kkt_residual_``).
+    No rank penalty is used, yet the solution is typically exactly low rank; ``transform``
+    projects on its column space.
 
     ``Sigma`` is in the units of ``X`` and the descent's ``lr`` and ``tol`` in those of ``y``:
     standardize both. Features so large next to ``init`` that the kernel vanishes between
@@ -90,17 +93,28 @@ class MetricKernelRidge(
         they carry the constraint ``||Sigma||_op <= op_norm_bound``.
     kernel_params : dict, default=None
         Parameters of ``"gaussian_mixture"``.
+    solver : {"auto", "lbfgs", "projected_gradient"}, default="auto"
+        ``"projected_gradient"``: the paper's projected gradient descent with Armijo backtracking
+        (Section 7.1), stopped by the step-size rule below. ``"lbfgs"``: rounds of L-BFGS on a
+        factor ``L`` with ``Sigma = L L^T`` (as many columns as the current rank), each followed
+        by one projected gradient step that sets vanishing eigenvalues exactly to zero and lets
+        new directions enter, until ``kkt_residual_ <= tol``; translation-invariant kernels
+        without ``op_norm_bound`` or ``batch_size`` only. ``"auto"`` is ``"lbfgs"`` where it
+        applies and ``"projected_gradient"`` otherwise.
     lr : float, default=0.1
-        Initial step size of every line search.
+        Initial step size of every projected gradient line search.
     armijo_c : float, default=1e-3
         Sufficient-decrease constant ``c`` of the Armijo rule
         ``J(Sigma+) <= J(Sigma) - c * eta * ||G_p||_F^2``.
     beta : float, default=0.5
         Backtracking factor.
-    tol : float, default=1e-3
-        Stop when ``||Sigma+ - Sigma||_F / eta < tol``.
+    tol : float, default=None
+        ``"projected_gradient"``: stop when ``||Sigma+ - Sigma||_F / eta < tol`` (``None``:
+        ``1e-3``, the paper's). ``"lbfgs"``: stop when ``kkt_residual_ <= tol`` (``None``:
+        ``1e-6``).
     max_iter : int, default=2000
-        Maximum number of gradient steps (``0`` fits plain kernel ridge with ``Sigma = init``).
+        Maximum number of iterations: projected gradient steps, plus L-BFGS iterations for
+        ``"lbfgs"`` (``0`` fits plain kernel ridge with ``Sigma = init``).
     diagonal : bool, default=False
         Restrict ``Sigma`` to diagonal matrices (feature selection).
     init : None, "identity" or array-like of shape (n_features, n_features), default=None
@@ -151,6 +165,12 @@ class MetricKernelRidge(
         the batch of each step (the first entry on the first batch), hence noisy.
     objective_ : float
         Final ``J_n(Sigma_)`` on all rows.
+    kkt_residual_ : float
+        How far ``Sigma_`` is from a stationary point of ``J_n`` on the feasible set: in the
+        eigenbasis of ``Sigma_`` the norm of the gradient on and across its column space plus
+        the negative part of the gradient on its null space (a direction outside the column
+        space along which ``J_n`` decreases), times ``||Sigma_||_F / J_n`` so that it is scale
+        free. ``0`` exactly at a first-order stationary point.
     converged_ : bool
         Whether the stopping rule was met before ``max_iter``.
     n_features_in_ : int
@@ -209,7 +229,8 @@ class MetricKernelRidge(
         "lr": [Interval(Real, 0.0, None, closed="neither")],
         "armijo_c": [Interval(Real, 0.0, 1.0, closed="left")],
         "beta": [Interval(Real, 0.0, 1.0, closed="neither")],
-        "tol": [Interval(Real, 0.0, None, closed="left")],
+        "solver": [StrOptions({"auto", "lbfgs", "projected_gradient"})],
+        "tol": [Interval(Real, 0.0, None, closed="left"), None],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "diagonal": ["boolean"],
         "init": [StrOptions({"identity"}), "array-like", None],
@@ -224,10 +245,11 @@ class MetricKernelRidge(
         *,
         kernel: str | tuple[Any, Any] = "gaussian",
         kernel_params: dict[str, Any] | None = None,
+        solver: str = "auto",
         lr: float = 0.1,
         armijo_c: float = 1e-3,
         beta: float = 0.5,
-        tol: float = 1e-3,
+        tol: float | None = None,
         max_iter: int = 2000,
         diagonal: bool = False,
         init: str | np.ndarray | None = None,
@@ -238,6 +260,7 @@ class MetricKernelRidge(
         self.lam = lam
         self.kernel = kernel
         self.kernel_params = kernel_params
+        self.solver = solver
         self.lr = lr
         self.armijo_c = armijo_c
         self.beta = beta
@@ -277,6 +300,18 @@ class MetricKernelRidge(
         if self.diagonal:
             return np.diag(S).copy()
         return 0.5 * (S + S.T)
+
+    def _solver(self, family: KernelFamily, minibatch: bool) -> str:
+        """The solver ``"auto"`` stands for, or a ValueError where ``"lbfgs"`` does not apply."""
+        lbfgs_applies = family.kind == "distance" and self.op_norm_bound is None and not minibatch
+        if self.solver == "auto":
+            return "lbfgs" if lbfgs_applies else "projected_gradient"
+        if self.solver == "lbfgs" and not lbfgs_applies:
+            raise ValueError(
+                "solver='lbfgs' needs a translation-invariant kernel, no op_norm_bound and "
+                "all rows (batch_size=None); use solver='projected_gradient' (or 'auto')."
+            )
+        return self.solver
 
     def _batch_sampler(self, n: int) -> Callable[[], np.ndarray] | None:
         """Draws of ``batch_size`` rows without replacement, or ``None`` to use all ``n`` rows."""
@@ -322,24 +357,38 @@ class MetricKernelRidge(
         Sigma0 = self._initial_metric(p)
         _check_start(X, Sigma0, family)
         batch = self._batch_sampler(n)
-        result = projected_gradient_descent(
-            X,
-            y,
-            Sigma0,
-            float(self.lam),
-            family,
-            lr=float(self.lr),
-            armijo_c=float(self.armijo_c),
-            beta=float(self.beta),
-            tol=float(self.tol),
-            max_iter=int(self.max_iter),
-            upper=self._upper(family),
-            batch=batch,
-            window=1 if batch is None else MINIBATCH_WINDOW,
-        )
+        solver = self._solver(family, batch is not None)
+        common = {"lr": float(self.lr), "armijo_c": float(self.armijo_c), "beta": float(self.beta)}
+        if solver == "lbfgs":
+            tol = KKT_TOL if self.tol is None else float(self.tol)
+            result = factored_descent(
+                X,
+                y,
+                Sigma0,
+                float(self.lam),
+                family,
+                tol=tol,
+                max_iter=int(self.max_iter),
+                **common,
+            )
+        else:
+            tol = PROJECTED_GRADIENT_TOL if self.tol is None else float(self.tol)
+            result = projected_gradient_descent(
+                X,
+                y,
+                Sigma0,
+                float(self.lam),
+                family,
+                tol=tol,
+                max_iter=int(self.max_iter),
+                upper=self._upper(family),
+                batch=batch,
+                window=1 if batch is None else MINIBATCH_WINDOW,
+                **common,
+            )
         if not result.converged and self.max_iter > 0:
             warnings.warn(
-                f"MetricKernelRidge did not meet tol={self.tol} within max_iter={self.max_iter} "
+                f"MetricKernelRidge did not meet tol={tol} within max_iter={self.max_iter} "
                 "iterations; increase max_iter.",
                 ConvergenceWarning,
                 stacklevel=2,
@@ -371,6 +420,7 @@ class MetricKernelRidge(
         self.n_iter_ = result.n_iter
         self.objective_history_ = result.objective_history
         self.objective_ = float(result.solution.objective)
+        self.kkt_residual_ = float(result.kkt_residual)
         self.converged_ = bool(result.converged)
 
     # ------------------------------------------------------------------ inference

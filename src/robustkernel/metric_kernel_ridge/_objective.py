@@ -34,10 +34,12 @@ __all__ = [
     "DescentResult",
     "InnerSolution",
     "KernelFamily",
+    "factored_descent",
     "gradient",
     "inner_solution",
     "kernel_argument",
     "kernel_matrix",
+    "kkt_residual",
     "objective",
     "project",
     "projected_gradient_descent",
@@ -63,16 +65,22 @@ class KernelFamily:
         Vectorised profile and its derivative, applied elementwise to an array.
     name : str
         A label for messages.
+    deriv_of_value : callable or None, default=None
+        The derivative as a function of the profile's value where that is cheaper
+        (``phi' = -phi`` for ``exp(-z)``), applied to the kernel matrix.
     """
 
     kind: str
     fn: Callable[[np.ndarray], np.ndarray]
     deriv: Callable[[np.ndarray], np.ndarray]
     name: str
+    deriv_of_value: Callable[[np.ndarray], np.ndarray] | None = None
 
 
 def _gaussian() -> KernelFamily:
-    return KernelFamily("distance", lambda z: np.exp(-z), lambda z: -np.exp(-z), "gaussian")
+    return KernelFamily(
+        "distance", lambda z: np.exp(-z), lambda z: -np.exp(-z), "gaussian", np.negative
+    )
 
 
 def _gaussian_mixture(params: dict[str, Any]) -> KernelFamily:
@@ -173,6 +181,16 @@ def kernel_argument(
     With ``Y=None`` the result is exactly symmetric and, for distances, has a zero diagonal.
     """
     symmetric = Y is None
+    if symmetric and family.kind == "distance" and Sigma.ndim == 1 and np.all(Sigma >= 0):
+        # Z Z^T is computed by a symmetric rank-k update: exactly symmetric, half the work.
+        Z = X * np.sqrt(Sigma)
+        D = -2.0 * (Z @ Z.T)
+        sq = -0.5 * np.diag(D)
+        D += sq[:, None]
+        D += sq[None, :]
+        np.maximum(D, 0.0, out=D)
+        np.fill_diagonal(D, 0.0)
+        return D
     Y = X if Y is None else Y
     XS = X * Sigma if Sigma.ndim == 1 else X @ Sigma
     inner = XS @ Y.T
@@ -215,12 +233,15 @@ class InnerSolution:
         ``gamma``.
     argument : ndarray of shape (n, n)
         Squared distances or inner products the kernel was computed from (for the gradient).
+    kernel : ndarray of shape (n, n)
+        The kernel matrix (for the gradient of kernels with a ``deriv_of_value``).
     """
 
     objective: float
     dual_coef: np.ndarray
     intercept: float
     argument: np.ndarray
+    kernel: np.ndarray
 
 
 def inner_solution(
@@ -246,7 +267,7 @@ def inner_solution(
     a -= a.mean()  # exact in exact arithmetic; removes round-off
     objective = 0.5 * lam * float(yc @ a)
     intercept = float(np.mean(y - K @ a))
-    return InnerSolution(objective, a, intercept, A)
+    return InnerSolution(objective, a, intercept, A, K)
 
 
 def objective(
@@ -254,6 +275,18 @@ def objective(
 ) -> float:
     """``J_n(Sigma)``, eq. (1.5) of Chen, Li, Liu and Ruan (2023)."""
     return inner_solution(X, y, Sigma, lam, family).objective
+
+
+def _gradient_weights(sol: InnerSolution, family: KernelFamily) -> np.ndarray:
+    """``W_ij = a_i a_j phi'(A_ij)``: the n x n weights every gradient formula contracts."""
+    a = sol.dual_coef
+    if family.deriv_of_value is not None:
+        W = family.deriv_of_value(sol.kernel)
+    else:
+        W = family.deriv(sol.argument)
+    W *= a[:, None]
+    W *= a[None, :]
+    return W
 
 
 def gradient(
@@ -268,9 +301,7 @@ def gradient(
     Returns a symmetric (p, p) matrix, or its diagonal (p,) when ``diagonal`` is true. Never forms
     an n x n x p x p array: O(n^2 p + n p^2) time, O(n^2) memory.
     """
-    a = sol.dual_coef
-    W = family.deriv(sol.argument) * a[:, None]
-    W *= a[None, :]
+    W = _gradient_weights(sol, family)
     WX = W @ X
     if family.kind == "inner":
         if diagonal:
@@ -357,6 +388,8 @@ class DescentResult:
         ``eta = min_step``, i.e. a numerically stationary point of the current batch).
     stop_reason : str
         ``"tol"``, ``"line_search"`` or ``"max_iter"``.
+    kkt_residual : float
+        `kkt_residual` at ``Sigma`` on all rows.
     """
 
     Sigma: np.ndarray
@@ -367,6 +400,7 @@ class DescentResult:
     objective_history: np.ndarray
     converged: bool
     stop_reason: str
+    kkt_residual: float = np.nan
 
 
 def _try_solution(
@@ -509,6 +543,7 @@ def projected_gradient_descent(
                 break
     if batch is not None:
         sol = _solution_or_raise(X, y, Sigma, lam, family)
+    G = gradient(X, sol, lam, family, diagonal=diagonal)
     return DescentResult(
         Sigma=Sigma,
         eigenvalues=D,
@@ -518,4 +553,216 @@ def projected_gradient_descent(
         objective_history=np.asarray(history),
         converged=stop_reason != "max_iter",
         stop_reason=stop_reason,
+        kkt_residual=kkt_residual(G, Sigma, D, V, sol.objective, upper),
+    )
+
+
+def kkt_residual(
+    G: np.ndarray,
+    Sigma: np.ndarray,
+    eigenvalues: np.ndarray,
+    eigenvectors: np.ndarray | None,
+    objective: float,
+    upper: float = np.inf,
+) -> float:
+    """Violation of the first-order optimality conditions of ``min J_n`` over the feasible set.
+
+    In the eigenbasis ``V`` of ``Sigma`` split the directions into those with eigenvalue 0
+    (``N``), those at the bound ``upper`` (``B``) and the rest (``I``), and rotate the gradient,
+    ``H = V^T G V``. ``Sigma`` is stationary iff every block of ``H`` but ``N x N`` and ``B x B``
+    vanishes (no descent by moving the eigenvalues in ``I`` or rotating the eigenvectors),
+    ``H_NN`` is positive semidefinite (no direction outside ``col(Sigma)`` must enter) and
+    ``H_BB`` is negative semidefinite. The residual is the Frobenius norm of those violations
+    (of the negative part of ``H_NN``, of the positive part of ``H_BB``), made scale free by
+    the factor ``||Sigma||_F / J_n``: it does not change when ``y`` or ``X`` (with ``Sigma``
+    inversely) is rescaled. For ``Sigma = 0`` or ``J_n = 0`` the unscaled norm is returned.
+    For a diagonal metric (``G``, ``Sigma`` and ``eigenvalues`` of shape (p,)) the same
+    conditions hold entrywise.
+
+    Parameters
+    ----------
+    G : ndarray of shape (p, p) or (p,)
+        Gradient of ``J_n`` at ``Sigma`` (its diagonal for diagonal metrics).
+    Sigma : ndarray of shape (p, p) or (p,)
+        The metric (or its diagonal).
+    eigenvalues, eigenvectors : ndarray
+        As returned by `project` for ``Sigma`` (exact zeros on the null space).
+    objective : float
+        ``J_n(Sigma)``.
+    upper : float, default=inf
+        Upper bound on the eigenvalues.
+
+    Returns
+    -------
+    float
+    """
+    zero = eigenvalues <= 0
+    at_bound = eigenvalues >= upper
+    if eigenvectors is None:
+        H = np.diag(G)
+    else:
+        H = eigenvectors.T @ G @ eigenvectors
+        H = 0.5 * (H + H.T)
+    free = np.ones_like(H, dtype=bool)
+    violation = 0.0
+    for block, sign in ((zero, -1.0), (at_bound, 1.0)):
+        if np.any(block):
+            free[np.ix_(block, block)] = False
+            part = np.linalg.eigvalsh(H[np.ix_(block, block)])
+            violation += float(np.sum(np.maximum(sign * part, 0.0) ** 2))
+    violation += float(np.sum(H[free] ** 2))
+    residual = np.sqrt(violation)
+    scale = float(np.linalg.norm(Sigma))
+    if scale > 0 and objective > 0:
+        residual *= scale / objective
+    return float(residual)
+
+
+def _factor_of(eigenvalues: np.ndarray, eigenvectors: np.ndarray | None) -> np.ndarray:
+    """``L`` with ``Sigma = L L^T`` on the support (diagonal metrics: ``l`` with ``l^2``)."""
+    if eigenvectors is None:
+        return np.sqrt(eigenvalues)
+    support = eigenvalues > 0
+    return eigenvectors[:, support] * np.sqrt(eigenvalues[support])
+
+
+def _factored_objective(
+    X: np.ndarray, y: np.ndarray, lam: float, family: KernelFamily, shape: tuple[int, ...]
+) -> Callable[[np.ndarray], tuple[float, np.ndarray]]:
+    """``J_n(L L^T)`` and its gradient ``2 G L`` in ``L`` (diagonal: ``J_n(l^2)``, ``2 g l``).
+
+    The full case works in the learned coordinates ``Z = X L``: distances cost O(n^2 r) and the
+    gradient ``-2 lam X^T ((diag(W 1) - W) Z)`` O(n^2 r + n p r), never a p x p matrix.
+    """
+
+    def value_and_grad(flat: np.ndarray) -> tuple[float, np.ndarray]:
+        L = flat.reshape(shape)
+        if L.ndim == 1:
+            sol = _try_solution(X, y, L * L, lam, family)
+            if sol is None:
+                return np.inf, np.zeros_like(flat)
+            return sol.objective, 2.0 * gradient(X, sol, lam, family, diagonal=True) * L
+        Z = X @ L
+        sol = _try_solution(Z, y, np.ones(L.shape[1]), lam, family)
+        if sol is None:
+            return np.inf, np.zeros_like(flat)
+        W = _gradient_weights(sol, family)
+        grad = -2.0 * lam * (X.T @ (Z * W.sum(axis=1)[:, None] - W @ Z))
+        return sol.objective, grad.ravel()
+
+    return value_and_grad
+
+
+def _lbfgs_on_factor(
+    X: np.ndarray,
+    y: np.ndarray,
+    L: np.ndarray,
+    lam: float,
+    family: KernelFamily,
+    max_iter: int,
+    tol: float,
+    start_objective: float,
+) -> tuple[np.ndarray, list[float]]:
+    """L-BFGS on ``J_n(L L^T)`` from ``L``: the final factor and ``J_n`` after every iteration.
+
+    Stops when the largest gradient entry falls below ``0.1 tol J_n / ||L||_F`` (the scale of a
+    KKT residual of ``tol``), at machine precision, or after ``max_iter`` iterations. Returns
+    ``L`` unchanged and no iterations when L-BFGS did not decrease ``J_n``.
+    """
+    from scipy.optimize import minimize
+
+    value_and_grad = _factored_objective(X, y, lam, family, L.shape)
+    last = {"value": start_objective}
+
+    def remember(flat: np.ndarray) -> tuple[float, np.ndarray]:
+        value, grad = value_and_grad(flat)
+        last["value"] = value
+        return value, grad
+
+    steps: list[float] = []
+    scale = max(float(np.linalg.norm(L)), np.finfo(float).tiny)
+    fit = minimize(
+        remember,
+        L.ravel(),
+        jac=True,
+        method="L-BFGS-B",
+        callback=lambda _x: steps.append(last["value"]),
+        options={
+            "maxiter": max(1, max_iter),
+            "maxcor": 20,
+            "gtol": 0.1 * tol * abs(start_objective) / scale,
+            "ftol": 10 * np.finfo(float).eps,
+        },
+    )
+    if not fit.fun < start_objective:
+        return L, []
+    return fit.x.reshape(L.shape), steps
+
+
+def factored_descent(
+    X: np.ndarray,
+    y: np.ndarray,
+    Sigma0: np.ndarray,
+    lam: float,
+    family: KernelFamily,
+    *,
+    tol: float = 1e-6,
+    max_iter: int = 2000,
+    lr: float = 0.1,
+    armijo_c: float = 1e-3,
+    beta: float = 0.5,
+    max_rounds: int = 50,
+) -> DescentResult:
+    """Minimize ``J_n`` over the PSD cone to a KKT residual of ``tol`` (distance kernels).
+
+    Each round runs L-BFGS on a factor ``L`` (``Sigma = L L^T``, as many columns as the rank of
+    the current ``Sigma``) and then takes one projected gradient step with Armijo backtracking
+    (as `projected_gradient_descent`, from ``eta = lr``). L-BFGS converges fast on the smooth
+    factored problem; the projected step sets the eigenvalues L-BFGS only drove towards zero
+    exactly to zero and lets a direction with negative curvature of ``J_n`` enter. Rounds repeat
+    until `kkt_residual` is at most ``tol``, ``max_iter`` L-BFGS iterations and projected steps
+    are spent, or neither method decreases ``J_n`` any more.
+    """
+    diagonal = Sigma0.ndim == 1
+    Sigma, D, V = project(Sigma0)
+    sol = _solution_or_raise(X, y, Sigma, lam, family)
+    history = [sol.objective]
+    n_iter, stop_reason = 0, "max_iter"
+    for _ in range(max_rounds):
+        G = gradient(X, sol, lam, family, diagonal=diagonal)
+        residual = kkt_residual(G, Sigma, D, V, sol.objective)
+        if residual <= tol:
+            stop_reason = "tol"
+            break
+        if n_iter >= max_iter:
+            break
+        L = _factor_of(D, V)
+        start_objective = sol.objective
+        if L.size:
+            L, steps = _lbfgs_on_factor(X, y, L, lam, family, max_iter - n_iter, tol, sol.objective)
+            if steps:
+                Sigma = L * L if diagonal else L @ L.T
+                history.extend(steps)
+                n_iter += len(steps)
+        step = projected_gradient_descent(
+            X, y, Sigma, lam, family, lr=lr, armijo_c=armijo_c, beta=beta, tol=0.0, max_iter=1
+        )
+        Sigma, D, V, sol = step.Sigma, step.eigenvalues, step.eigenvectors, step.solution
+        if step.n_iter:
+            history.append(sol.objective)
+            n_iter += 1
+        elif not sol.objective < start_objective:
+            stop_reason = "line_search"
+            break
+    G = gradient(X, sol, lam, family, diagonal=diagonal)
+    return DescentResult(
+        Sigma=Sigma,
+        eigenvalues=D,
+        eigenvectors=V,
+        solution=sol,
+        n_iter=n_iter,
+        objective_history=np.asarray(history),
+        converged=stop_reason != "max_iter",
+        stop_reason=stop_reason,
+        kkt_residual=kkt_residual(G, Sigma, D, V, sol.objective),
     )
