@@ -66,22 +66,25 @@ class KernelFamily:
         Vectorised profile and its derivative, applied elementwise to an array.
     name : str
         A label for messages.
-    deriv_of_value : callable or None, default=None
-        The derivative as a function of the profile's value where that is cheaper
-        (``phi' = -phi`` for ``exp(-z)``), applied to the kernel matrix.
+    deriv_factor : float or None, default=None
+        ``c`` where ``phi' = c phi`` (``-1`` for ``exp(-z)``): the gradient then reuses the kernel
+        matrix instead of evaluating ``deriv``.
     """
 
     kind: str
     fn: Callable[[np.ndarray], np.ndarray]
     deriv: Callable[[np.ndarray], np.ndarray]
     name: str
-    deriv_of_value: Callable[[np.ndarray], np.ndarray] | None = None
+    deriv_factor: float | None = None
+
+
+def _exp_of_minus(z: np.ndarray) -> np.ndarray:
+    out = np.negative(z)
+    return np.exp(out, out=out)
 
 
 def _gaussian() -> KernelFamily:
-    return KernelFamily(
-        "distance", lambda z: np.exp(-z), lambda z: -np.exp(-z), "gaussian", np.negative
-    )
+    return KernelFamily("distance", _exp_of_minus, lambda z: -np.exp(-z), "gaussian", -1.0)
 
 
 def _gaussian_mixture(params: dict[str, Any]) -> KernelFamily:
@@ -185,7 +188,8 @@ def kernel_argument(
     if symmetric and family.kind == "distance" and Sigma.ndim == 1 and np.all(Sigma >= 0):
         # Z Z^T is computed by a symmetric rank-k update: exactly symmetric, half the work.
         Z = X * np.sqrt(Sigma)
-        D = -2.0 * (Z @ Z.T)
+        D = Z @ Z.T
+        D *= -2.0
         sq = -0.5 * np.diag(D)
         D += sq[:, None]
         D += sq[None, :]
@@ -235,7 +239,7 @@ class InnerSolution:
     argument : ndarray of shape (n, n)
         Squared distances or inner products the kernel was computed from (for the gradient).
     kernel : ndarray of shape (n, n)
-        The kernel matrix (for the gradient of kernels with a ``deriv_of_value``).
+        The kernel matrix (for the gradient of kernels with a ``deriv_factor``).
     """
 
     objective: float
@@ -246,9 +250,17 @@ class InnerSolution:
 
 
 def inner_solution(
-    X: np.ndarray, y: np.ndarray, Sigma: np.ndarray, lam: float, family: KernelFamily
+    X: np.ndarray,
+    y: np.ndarray,
+    Sigma: np.ndarray,
+    lam: float,
+    family: KernelFamily,
+    with_intercept: bool = True,
 ) -> InnerSolution:
     """Solve the inner problem over ``(a, gamma)`` in closed form with a Cholesky factorization.
+
+    ``with_intercept=False`` skips the O(n^2) intercept (``nan``), which ``J_n`` and its gradient
+    do not need.
 
     Raises
     ------
@@ -259,15 +271,18 @@ def inner_solution(
     n = X.shape[0]
     A = kernel_argument(X, None, Sigma, family)
     K = family.fn(A)
-    row_mean = K.mean(axis=1)
-    Kc = K - row_mean[:, None] - row_mean[None, :] + row_mean.mean()
+    # K_c = H K H = K - m 1^T - 1 m^T + mean(m) with m the row means, in two passes
+    shift = K.mean(axis=1)
+    shift -= 0.5 * shift.mean()
+    Kc = K - shift[:, None]
+    Kc -= shift[None, :]
     Kc.flat[:: n + 1] += n * lam
     yc = y - y.mean()
     factor = cho_factor(Kc, lower=True, overwrite_a=True, check_finite=False)
     a = cho_solve(factor, yc, check_finite=False)
     a -= a.mean()  # exact in exact arithmetic; removes round-off
     objective = 0.5 * lam * float(yc @ a)
-    intercept = float(np.mean(y - K @ a))
+    intercept = float(np.mean(y - K @ a)) if with_intercept else np.nan
     return InnerSolution(objective, a, intercept, A, K)
 
 
@@ -281,11 +296,11 @@ def objective(
 def _gradient_weights(sol: InnerSolution, family: KernelFamily) -> np.ndarray:
     """``W_ij = a_i a_j phi'(A_ij)``: the n x n weights every gradient formula contracts."""
     a = sol.dual_coef
-    if family.deriv_of_value is not None:
-        W = family.deriv_of_value(sol.kernel)
+    if family.deriv_factor is not None:
+        W = sol.kernel * (family.deriv_factor * a)[:, None]
     else:
         W = family.deriv(sol.argument)
-    W *= a[:, None]
+        W *= a[:, None]
     W *= a[None, :]
     return W
 
@@ -405,15 +420,20 @@ class DescentResult:
 
 
 def _try_solution(
-    X: np.ndarray, y: np.ndarray, Sigma: np.ndarray, lam: float, family: KernelFamily
+    X: np.ndarray,
+    y: np.ndarray,
+    Sigma: np.ndarray,
+    lam: float,
+    family: KernelFamily,
+    with_intercept: bool = True,
 ) -> InnerSolution | None:
     """`inner_solution`, or ``None`` when the kernel system is numerically singular / not finite."""
     try:
         with np.errstate(over="ignore", invalid="ignore"):
-            sol = inner_solution(X, y, Sigma, lam, family)
+            sol = inner_solution(X, y, Sigma, lam, family, with_intercept)
     except (np.linalg.LinAlgError, ValueError):
         return None
-    if not (np.isfinite(sol.objective) and np.isfinite(sol.intercept)):
+    if not np.isfinite(sol.objective) or (with_intercept and not np.isfinite(sol.intercept)):
         return None
     return sol
 
@@ -639,12 +659,12 @@ def _factored_objective(
     def value_and_grad(flat: np.ndarray) -> tuple[float, np.ndarray]:
         L = flat.reshape(shape)
         if L.ndim == 1:
-            sol = _try_solution(X, y, L * L, lam, family)
+            sol = _try_solution(X, y, L * L, lam, family, with_intercept=False)
             if sol is None:
                 return np.inf, np.zeros_like(flat)
             return sol.objective, 2.0 * gradient(X, sol, lam, family, diagonal=True) * L
         Z = X @ L
-        sol = _try_solution(Z, y, np.ones(L.shape[1]), lam, family)
+        sol = _try_solution(Z, y, np.ones(L.shape[1]), lam, family, with_intercept=False)
         if sol is None:
             return np.inf, np.zeros_like(flat)
         W = _gradient_weights(sol, family)
