@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -131,7 +132,10 @@ def test_learn_metric_finds_the_relevant_direction(tmp_path, capsys):
     expected = X @ (U * np.sqrt(eigenvalues["eigenvalue"].to_numpy()[:rank]))
     transformed = pd.read_csv(out / "transformed.csv")
     np.testing.assert_allclose(transformed.drop(columns="row"), expected, atol=1e-10)
-    assert "Learned directions" in (out / "report.md").read_text()
+    report = (out / "report.md").read_text()
+    assert "Learned directions" in report
+    kkt = re.search(r"KKT residual \(0 at a stationary point\) \| ([0-9.e+-]+)", report)
+    assert kkt is not None and float(kkt.group(1)) <= 1e-6
     assert (out / "eigenvalues.png").read_bytes()[:4] == b"\x89PNG"
 
 

@@ -77,6 +77,7 @@ def _run(args: argparse.Namespace) -> int:
             "rank of Sigma (rank_)": int(model.rank_),
             "eigenvalues > 1e-6 x largest": int(model.numerical_rank_),
             "objective J_n": float(model.objective_),
+            "KKT residual (0 at a stationary point)": float(model.kkt_residual_),
             "training RMSE (target units)": float(root_mean_squared_error(table.y, fitted)),
             "iterations": int(model.n_iter_),
             "converged": bool(model.converged_),
