@@ -1,12 +1,18 @@
 """robustkernel: kernel methods that stay right when a fraction of the training data is wrong."""
 
-from .metric_kernel_ridge import MetricKernelRidge, MetricKernelRidgePath, metric_kernel_ridge_path
+from .metric_kernel_ridge import (
+    MetricKernelRidge,
+    MetricKernelRidgeCV,
+    MetricKernelRidgePath,
+    metric_kernel_ridge_path,
+)
 from .subquantile import SubquantileKernelClassifier, SubquantileKernelRegressor
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "MetricKernelRidge",
+    "MetricKernelRidgeCV",
     "MetricKernelRidgePath",
     "SubquantileKernelClassifier",
     "SubquantileKernelRegressor",

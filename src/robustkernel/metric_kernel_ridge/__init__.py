@@ -3,6 +3,12 @@
 ``docs/architecture.md`` describes the modules of this engine.
 """
 
+from ._cv import MetricKernelRidgeCV
 from ._estimator import MetricKernelRidge, MetricKernelRidgePath, metric_kernel_ridge_path
 
-__all__ = ["MetricKernelRidge", "MetricKernelRidgePath", "metric_kernel_ridge_path"]
+__all__ = [
+    "MetricKernelRidge",
+    "MetricKernelRidgeCV",
+    "MetricKernelRidgePath",
+    "metric_kernel_ridge_path",
+]

@@ -1,0 +1,72 @@
+"""MetricKernelRidgeCV: closed-form leave-one-out errors against refits, and what it chooses."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+from threadpoolctl import threadpool_limits
+
+from robustkernel.datasets import central_subspace, make_kl_regression, subspace_distance
+from robustkernel.metric_kernel_ridge import MetricKernelRidge, MetricKernelRidgeCV
+from robustkernel.metric_kernel_ridge._cv import leave_one_out_mse
+from robustkernel.metric_kernel_ridge._objective import kernel_argument, resolve_kernel
+
+GAUSSIAN = resolve_kernel("gaussian")
+
+
+@pytest.fixture(autouse=True)
+def _one_blas_thread():
+    with threadpool_limits(limits=1):
+        yield
+
+
+def test_leave_one_out_mse_equals_refits_without_each_row():
+    X, y = make_kl_regression(n=40, p=3, f="a", random_state=0)
+    rng = np.random.default_rng(0)
+    B = rng.standard_normal((3, 3))
+    Sigma = 0.2 * B @ B.T
+    scales, ridges = np.array([0.5, 2.0]), np.array([1e-3, 0.1])
+    fast = leave_one_out_mse(kernel_argument(X, None, Sigma, GAUSSIAN), y, scales, ridges, GAUSSIAN)
+    n = len(y)
+    for i, s in enumerate(scales):
+        for j, mu in enumerate(ridges):
+            errors = []
+            for row in range(n):
+                keep = np.arange(n) != row
+                # the same penalty n mu ||f||^2 on the sum of squares: lam = n mu / (n - 1)
+                refit = MetricKernelRidge(lam=n * mu / (n - 1), init=s * Sigma, max_iter=0)
+                refit.fit(X[keep], y[keep])
+                errors.append(y[row] - refit.predict(X[row : row + 1])[0])
+            assert fast[i, j] == pytest.approx(np.mean(np.square(errors)), rel=1e-8)
+
+
+def test_cv_picks_the_lam_and_ridge_with_the_smallest_leave_one_out_error_and_predicts_well():
+    X, y = make_kl_regression(n=200, p=8, f="a", random_state=1)
+    X_test, y_test = make_kl_regression(n=400, p=8, f="a", random_state=2)
+    model = MetricKernelRidgeCV(lams=[0.3, 0.1, 0.03]).fit(X, y)
+    assert model.lam_ == [0.3, 0.1, 0.03][int(np.argmin(model.loo_mse_))]
+    assert model.metric_.lam == model.lam_
+    np.testing.assert_array_equal(model.Sigma_, model.metric_.Sigma_)
+    # the final ridge at its (s, mu) is plain kernel ridge with the metric s Sigma: check it
+    direct = MetricKernelRidge(lam=model.ridge_, init=model.scale_ * model.Sigma_, max_iter=0)
+    np.testing.assert_allclose(model.predict(X_test), direct.fit(X, y).predict(X_test), rtol=1e-10)
+    paper = MetricKernelRidge(lam=0.1).fit(X, y)
+    rmse = np.sqrt(np.mean((model.predict(X_test) - y_test) ** 2))
+    rmse_paper = np.sqrt(np.mean((paper.predict(X_test) - y_test) ** 2))
+    assert rmse < 0.5 * rmse_paper  # the paper's lam = 0.1 is a heavy ridge for prediction
+    assert rmse < 0.2  # noise sd 0.1
+    assert subspace_distance(model.components_[:, :1], central_subspace("a", 8)) < 0.2
+    assert model.transform(X_test).shape == (400, model.rank_)
+
+
+def test_cv_rejects_bad_grids():
+    X, y = make_kl_regression(n=30, p=3, f="a", random_state=0)
+    for params in ({"lams": []}, {"scales": [0.0]}, {"ridges": [np.inf]}):
+        with pytest.raises(ValueError, match="must be a non-empty list"):
+            MetricKernelRidgeCV(**params).fit(X, y)
+
+
+@parametrize_with_checks([MetricKernelRidgeCV(lams=[0.1], scales=[1.0], ridges=[0.1], max_iter=20)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
