@@ -41,14 +41,15 @@ def test_leave_one_out_mse_equals_refits_without_each_row():
             assert fast[i, j] == pytest.approx(np.mean(np.square(errors)), rel=1e-8)
 
 
-def test_cv_picks_the_lam_and_ridge_with_the_smallest_leave_one_out_error_and_predicts_well():
+def test_cv_picks_the_lam_with_the_smallest_held_out_error_and_predicts_well():
     X, y = make_kl_regression(n=200, p=8, f="a", random_state=1)
     X_test, y_test = make_kl_regression(n=400, p=8, f="a", random_state=2)
-    model = MetricKernelRidgeCV(lams=[0.3, 0.1, 0.03]).fit(X, y)
-    assert model.lam_ == [0.3, 0.1, 0.03][int(np.argmin(model.loo_mse_))]
+    lams = [0.3, 0.1, 0.03, 0.01]
+    model = MetricKernelRidgeCV(lams=lams, random_state=0).fit(X, y)
+    assert model.lam_ == model.lams_[int(np.argmin(model.validation_mse_))]
     assert model.metric_.lam == model.lam_
     np.testing.assert_array_equal(model.Sigma_, model.metric_.Sigma_)
-    # the final ridge at its (s, mu) is plain kernel ridge with the metric s Sigma: check it
+    # the final ridge is plain kernel ridge with the metric s Sigma and ridge mu
     direct = MetricKernelRidge(lam=model.ridge_, init=model.scale_ * model.Sigma_, max_iter=0)
     np.testing.assert_allclose(model.predict(X_test), direct.fit(X, y).predict(X_test), rtol=1e-10)
     paper = MetricKernelRidge(lam=0.1).fit(X, y)
@@ -56,8 +57,19 @@ def test_cv_picks_the_lam_and_ridge_with_the_smallest_leave_one_out_error_and_pr
     rmse_paper = np.sqrt(np.mean((paper.predict(X_test) - y_test) ** 2))
     assert rmse < 0.5 * rmse_paper  # the paper's lam = 0.1 is a heavy ridge for prediction
     assert rmse < 0.2  # noise sd 0.1
-    assert subspace_distance(model.components_[:, :1], central_subspace("a", 8)) < 0.2
-    assert model.transform(X_test).shape == (400, model.rank_)
+    assert model.rank_ == 1
+    assert subspace_distance(model.components_, central_subspace("a", 8)) < 0.2
+    assert model.transform(X_test).shape == (400, 1)
+
+
+def test_the_path_stops_after_n_iter_no_change_worse_lams():
+    X, y = make_kl_regression(n=120, p=5, f="a", random_state=3)
+    lams = [1.0, 0.3, 0.1, 0.03, 0.01, 0.003, 0.001]
+    model = MetricKernelRidgeCV(lams=lams, n_iter_no_change=1, random_state=0).fit(X, y)
+    fitted = len(model.lams_)
+    best = int(np.argmin(model.validation_mse_))
+    assert fitted == len(lams) or best == fitted - 2  # stopped right after one worse lam
+    np.testing.assert_array_equal(model.lams_, lams[:fitted])
 
 
 def test_cv_rejects_bad_grids():
@@ -67,6 +79,8 @@ def test_cv_rejects_bad_grids():
             MetricKernelRidgeCV(**params).fit(X, y)
 
 
-@parametrize_with_checks([MetricKernelRidgeCV(lams=[0.1], scales=[1.0], ridges=[0.1], max_iter=20)])
+@parametrize_with_checks(
+    [MetricKernelRidgeCV(lams=[0.1], scales=[1.0], ridges=[0.1], max_iter=20, random_state=0)]
+)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

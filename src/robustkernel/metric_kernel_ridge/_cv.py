@@ -1,8 +1,11 @@
-"""`MetricKernelRidgeCV`: lam chosen by leave-one-out error, and a final ridge for prediction.
+"""`MetricKernelRidgeCV`: lam chosen on held-out rows, and a final ridge tuned for prediction.
 
-Along a warm-started path over ``lam`` every learned metric ``Sigma`` is scored by the closed-form
-leave-one-out error of the best kernel ridge fit on it: kernel ``phi(s ||x - x'||^2_Sigma)`` with
-a bandwidth factor ``s`` and a ridge ``mu`` from small grids. For the centred kernel ridge fit
+Along a warm-started path over ``lam`` on part of the rows, every learned metric ``Sigma`` gets
+the kernel ridge fit ``phi(s ||x - x'||^2_Sigma)`` whose bandwidth factor ``s`` and ridge ``mu``
+(from small grids) have the smallest closed-form leave-one-out error, and is scored by that fit's
+error on the held-out rows. (Leave-one-out alone cannot choose ``lam``: it treats ``Sigma`` as
+given, and a small ``lam`` learns directions that fit the noise of the very rows it is scored
+on.) For the centred kernel ridge fit
 with an unpenalized intercept the fitted values are ``S y`` with
 ``S = 11^T / n + K_c (K_c + n mu I)^{-1}``, so the leave-one-out residual of row ``i`` is
 ``r_i / (1 - S_ii) = n mu a_i / (n mu [(K_c + n mu I)^{-1}]_ii - 1/n)`` (``a`` the dual
@@ -26,10 +29,11 @@ from sklearn.base import (
     clone,
 )
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from ._estimator import MetricKernelRidge, MetricKernelRidgePath, metric_kernel_ridge_path
+from ._estimator import MetricKernelRidge
 from ._objective import (
     DISTANCE_KERNELS,
     INNER_PRODUCT_KERNELS,
@@ -97,18 +101,18 @@ def leave_one_out_mse(
 class MetricKernelRidgeCV(
     ClassNamePrefixFeaturesOutMixin, TransformerMixin, RegressorMixin, BaseEstimator
 ):
-    """`MetricKernelRidge` with ``lam`` chosen by leave-one-out error, and a ridge tuned to predict.
+    """`MetricKernelRidge` with ``lam`` chosen on held-out rows and a ridge tuned to predict.
 
-    Fits `metric_kernel_ridge_path` over ``lams`` (warm starts, in the order given). For every
-    learned metric ``Sigma`` it computes, in closed form, the leave-one-out error of kernel ridge
-    with kernel ``phi(s ||x - x'||^2_Sigma)`` for every bandwidth factor ``s`` in ``scales`` and
-    ridge ``mu`` in ``ridges``; the ``lam`` whose metric reaches the smallest error is kept, and
-    the final predictor is that kernel ridge fit (``s``, ``mu``) on all rows. ``lam`` thus decides
-    the subspace (and its rank), ``s`` and ``mu`` the fit on it: the paper's ``lam`` that makes
-    ``Sigma`` exactly low rank is a heavy ridge for prediction.
-
-    The leave-one-out errors treat each ``Sigma`` as given, although it was learned on the same
-    rows: they rank the metrics, they are not an unbiased estimate of the test error.
+    A fraction ``validation_fraction`` of the rows is held out. On the others `MetricKernelRidge`
+    is fitted along ``lams`` (warm starts, in the order given); for every learned metric
+    ``Sigma`` the kernel ridge fit with kernel ``phi(s ||x - x'||^2_Sigma)`` whose bandwidth
+    factor ``s`` (in ``scales``) and ridge ``mu`` (in ``ridges``) have the smallest closed-form
+    leave-one-out error is scored on the held-out rows. The path stops once that score has not
+    improved for ``n_iter_no_change`` values of ``lam``. The metric is then refitted on all rows
+    at the best ``lam`` (warm-started from its fit on the others), ``s`` and ``mu`` are chosen
+    again by leave-one-out on all rows, and that kernel ridge fit is the predictor. ``lam``
+    decides the subspace (and its rank), ``s`` and ``mu`` the fit on it: the paper's ``lam``
+    that makes ``Sigma`` exactly low rank is a heavy ridge for prediction.
 
     Parameters
     ----------
@@ -121,6 +125,12 @@ class MetricKernelRidgeCV(
     ridges : array-like, default=None
         Ridges ``mu`` of the final ridge (the ``lam`` of `MetricKernelRidge`). ``None``:
         1e-6, 1e-5, ..., 1.
+    validation_fraction : float, default=0.2
+        Fraction of the rows held out to choose ``lam``.
+    n_iter_no_change : int, default=3
+        Stop the path after this many values of ``lam`` without a better held-out error.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the choice of the held-out rows.
     kernel, kernel_params, solver, tol, max_iter, diagonal
         As in `MetricKernelRidge`.
 
@@ -130,17 +140,19 @@ class MetricKernelRidgeCV(
         The chosen ``lam``.
     scale_, ridge_ : float
         Bandwidth factor and ridge of the final kernel ridge fit.
-    loo_mse_ : ndarray of shape (n_lams,)
-        Per ``lam``, the smallest leave-one-out mean squared error over ``(s, mu)``.
-    path_ : MetricKernelRidgePath
-        The path over ``lams`` (with its estimators).
+    lams_ : ndarray of shape (n_fitted,)
+        The values of ``lam`` fitted before the path stopped.
+    validation_mse_ : ndarray of shape (n_fitted,)
+        Held-out mean squared error per fitted ``lam``.
+    validation_ranks_ : ndarray of shape (n_fitted,)
+        Rank of the metric learned without the held-out rows, per fitted ``lam``.
     metric_ : MetricKernelRidge
-        The fit at ``lam_``: its ``Sigma_``, ``rank_``, ``components_``, ``eigenvalues_``,
-        ``kkt_residual_`` are also exposed here.
+        The metric fitted on all rows at ``lam_``; its ``Sigma_``, ``rank_``, ``components_``,
+        ``eigenvalues_``, ``kkt_residual_`` are also exposed here.
     Sigma_, rank_, components_, eigenvalues_, kkt_residual_
         Those of ``metric_``.
     n_iter_ : int
-        Iterations of the metric fits, summed over the path.
+        Iterations of all metric fits (the path and the refit).
     final_ : MetricKernelRidge
         The predictor: kernel ridge with the fixed metric ``scale_ * Sigma_`` and ridge ``ridge_``.
     n_features_in_ : int
@@ -159,7 +171,7 @@ class MetricKernelRidgeCV(
     >>> rng = np.random.default_rng(0)
     >>> X = rng.standard_normal((120, 4))
     >>> y = np.sin(X[:, 0] + X[:, 1]) + 0.1 * rng.standard_normal(120)
-    >>> model = MetricKernelRidgeCV(lams=[0.1, 0.01]).fit(X, y)
+    >>> model = MetricKernelRidgeCV(lams=[0.1, 0.01], random_state=0).fit(X, y)
     >>> model.rank_ >= 1 and model.predict(X).shape == (120,)
     True
     """
@@ -168,6 +180,9 @@ class MetricKernelRidgeCV(
         "lams": ["array-like", None],
         "scales": ["array-like", None],
         "ridges": ["array-like", None],
+        "validation_fraction": [Interval(Real, 0.0, 1.0, closed="neither")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
         "kernel": [StrOptions({*DISTANCE_KERNELS, *INNER_PRODUCT_KERNELS}), tuple, list],
         "kernel_params": [dict, None],
         "solver": [StrOptions({"auto", "lbfgs", "projected_gradient"})],
@@ -182,6 +197,9 @@ class MetricKernelRidgeCV(
         *,
         scales: Any = None,
         ridges: Any = None,
+        validation_fraction: float = 0.2,
+        n_iter_no_change: int = 3,
+        random_state: int | np.random.RandomState | None = None,
         kernel: str | tuple[Any, Any] = "gaussian",
         kernel_params: dict[str, Any] | None = None,
         solver: str = "auto",
@@ -192,6 +210,9 @@ class MetricKernelRidgeCV(
         self.lams = lams
         self.scales = scales
         self.ridges = ridges
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.random_state = random_state
         self.kernel = kernel
         self.kernel_params = kernel_params
         self.solver = solver
@@ -206,9 +227,30 @@ class MetricKernelRidgeCV(
             raise ValueError(f"{name} must be a non-empty list of finite values > 0.")
         return grid
 
+    @staticmethod
+    def _ridge_on(
+        metric: MetricKernelRidge,
+        X: np.ndarray,
+        y: np.ndarray,
+        grids: tuple[np.ndarray, np.ndarray],
+        family: KernelFamily,
+    ) -> tuple[float, float, MetricKernelRidge]:
+        """The kernel ridge fit on ``metric``'s Sigma with the best leave-one-out (s, mu)."""
+        scales, ridges = grids
+        argument = kernel_argument(X, None, metric._metric_for_kernel(), family)
+        scores = leave_one_out_mse(argument, y, scales, ridges, family)
+        i, j = np.unravel_index(np.argmin(scores), scores.shape)
+        ridge = clone(metric).set_params(
+            lam=float(ridges[j]), init=scales[i] * metric.Sigma_, max_iter=0
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            ridge.fit(X, y)
+        return float(scales[i]), float(ridges[j]), ridge
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> MetricKernelRidgeCV:
-        """Fit the path, choose ``lam`` and the final ridge by leave-one-out error.
+        """Fit the path on part of the rows, choose ``lam``, refit on all rows.
 
         Parameters
         ----------
@@ -222,12 +264,18 @@ class MetricKernelRidgeCV(
         self : MetricKernelRidgeCV
             The fitted estimator.
         """
-        # leave-one-out needs two rows left after deleting one
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=3)
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=4)
         y = column_or_1d(y, warn=True).astype(np.float64, copy=False)
         lams = self._grid(self.lams, DEFAULT_LAMS, "lams")
-        scales = self._grid(self.scales, DEFAULT_SCALES, "scales")
-        ridges = self._grid(self.ridges, DEFAULT_RIDGES, "ridges")
+        grids = (
+            self._grid(self.scales, DEFAULT_SCALES, "scales"),
+            self._grid(self.ridges, DEFAULT_RIDGES, "ridges"),
+        )
+        n = X.shape[0]
+        n_val = min(max(1, round(self.validation_fraction * n)), n - 3)
+        order = check_random_state(self.random_state).permutation(n)
+        val, train = order[:n_val], order[n_val:]
+        family = resolve_kernel(self.kernel, self.kernel_params)
         template = MetricKernelRidge(
             kernel=self.kernel,
             kernel_params=self.kernel_params,
@@ -236,29 +284,29 @@ class MetricKernelRidgeCV(
             max_iter=self.max_iter,
             diagonal=self.diagonal,
         )
-        path: MetricKernelRidgePath = metric_kernel_ridge_path(
-            X, y, lams, estimator=template, return_estimators=True
-        )
-        family = resolve_kernel(self.kernel, self.kernel_params)
-        scores = []
-        for model in path.estimators:
-            argument = kernel_argument(X, None, model._metric_for_kernel(), family)
-            scores.append(leave_one_out_mse(argument, y, scales, ridges, family))
-        best = [np.unravel_index(np.argmin(s), s.shape) for s in scores]
-        self.loo_mse_ = np.array([s[b] for s, b in zip(scores, best, strict=True)])
-        k = int(np.argmin(self.loo_mse_))
-        self.path_ = path
-        self.n_iter_ = int(path.n_iter.sum())
-        self.metric_ = path.estimators[k]
+        init, errors, ranks, metrics = None, [], [], []
+        n_iter = 0
+        for lam in lams:
+            model = clone(template).set_params(lam=float(lam), init=init)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                model.fit(X[train], y[train])
+            init, n_iter = model.Sigma_, n_iter + model.n_iter_
+            ridge = self._ridge_on(model, X[train], y[train], grids, family)[2]
+            errors.append(float(np.mean((ridge.predict(X[val]) - y[val]) ** 2)))
+            ranks.append(model.rank_)
+            metrics.append(model)
+            if len(errors) - 1 - int(np.argmin(errors)) >= self.n_iter_no_change:
+                break
+        k = int(np.argmin(errors))
+        self.lams_ = lams[: len(errors)].copy()
+        self.validation_mse_ = np.asarray(errors)
+        self.validation_ranks_ = np.asarray(ranks, dtype=int)
         self.lam_ = float(lams[k])
-        self.scale_ = float(scales[best[k][0]])
-        self.ridge_ = float(ridges[best[k][1]])
-        final = clone(template).set_params(
-            lam=self.ridge_, init=self.scale_ * self.metric_.Sigma_, max_iter=0
-        )
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            self.final_ = final.fit(X, y)
+        self.metric_ = clone(template).set_params(lam=self.lam_, init=metrics[k].Sigma_)
+        self.metric_.fit(X, y)
+        self.n_iter_ = n_iter + self.metric_.n_iter_
+        self.scale_, self.ridge_, self.final_ = self._ridge_on(self.metric_, X, y, grids, family)
         for name in ("Sigma_", "rank_", "components_", "eigenvalues_", "kkt_residual_"):
             setattr(self, name, getattr(self.metric_, name))
         return self

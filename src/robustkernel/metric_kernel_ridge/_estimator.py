@@ -72,10 +72,10 @@ class MetricKernelRidge(
     projects on its column space.
 
     ``Sigma`` is in the units of ``X`` and the descent's ``lr`` and ``tol`` in those of ``y``:
-    standardize both. Features so large next to ``init`` that the kernel vanishes between
-    most pairs of rows (e.g. magnitudes of 1e9 with the default ``init``) are refused with a
-    ValueError, as are targets whose squares overflow float64 and fits whose n x n matrices
-    would not fit in the available memory (``MemoryError``).
+    standardize both. Features so large next to the default ``init`` that the kernel vanishes
+    between most pairs of rows (e.g. magnitudes of 1e9) are refused with a ValueError, as are
+    targets whose squares overflow float64 and fits whose n x n matrices would not fit in the
+    available memory (``MemoryError``).
 
     Parameters
     ----------
@@ -355,7 +355,10 @@ class MetricKernelRidge(
             "reduce the number of features (e.g. PCA or feature selection first)",
         )
         Sigma0 = self._initial_metric(p)
-        _check_start(X, Sigma0, family)
+        if self.max_iter > 0 and (self.init is None or isinstance(self.init, str)):
+            # a default start: an explicit init (a warm start, or max_iter=0 for plain kernel
+            # ridge with a fixed metric) is used as given
+            _check_start(X, Sigma0, family)
         batch = self._batch_sampler(n)
         solver = self._solver(family, batch is not None)
         common = {"lr": float(self.lr), "armijo_c": float(self.armijo_c), "beta": float(self.beta)}
