@@ -10,11 +10,12 @@ Two sections of BENCHMARKS.md:
   RobustWeightedClassifier (on the same Nystroem features), and cleanlab's CleanLearning (around
   KernelRidge for regression, SVC for classification). Every kernel method uses the same RBF
   kernel (gamma = 1 / n_features) and, where it has one, the same ridge alpha; nothing is tuned.
-* ``metric``: on the paper 003 simulations, MetricKernelRidge against recursive feature machines
-  (PyPI ``xrfm``, its ``RFM`` with the Laplace kernel) and a Gaussian process with ARD length
-  scales (scikit-learn): test RMSE, subspace error ||P_hat - P_S*||_F (the top dim S* directions
-  of the learned metric; for ARD, the coordinate axes with the shortest length scales), and fit
-  seconds.
+* ``metric``: on the paper 003 simulations, MetricKernelRidge (the paper's lam) and
+  MetricKernelRidgeCV (defaults) against recursive feature machines (PyPI ``xrfm``, its ``RFM``
+  with the Laplace kernel), a Gaussian process with ARD length scales (scikit-learn) and sliced
+  inverse regression (written here): test RMSE, subspace error ||P_hat - P_S*||_F (the top dim S*
+  directions of the learned metric; for ARD, the coordinate axes with the shortest length
+  scales), and fit seconds.
 
 A peer that is not installed is reported with its import error. Medians over ``--seeds`` seeds.
 
@@ -44,11 +45,15 @@ from sklearn.kernel_approximation import Nystroem
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import HuberRegressor, RANSACRegressor, Ridge
 from sklearn.metrics import accuracy_score, root_mean_squared_error
-from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import SVC
 
-from robustkernel import MetricKernelRidge, SubquantileKernelClassifier, SubquantileKernelRegressor
+from robustkernel import (
+    MetricKernelRidge,
+    MetricKernelRidgeCV,
+    SubquantileKernelClassifier,
+    SubquantileKernelRegressor,
+)
 from robustkernel._report import markdown_table, replace_markdown_section
 from robustkernel.corruption import contaminated_split
 from robustkernel.datasets import (
@@ -62,7 +67,7 @@ from robustkernel.datasets import (
 ALPHA = 1.0
 N_LANDMARKS = 300
 EPSILONS = (0.1, 0.2, 0.3, 0.4)
-CV_LAMS = (0.001, 0.01, 0.1)
+N_SLICES = 10
 SUBQ_SECTION = "## Peers: robust kernel regression and classification"
 METRIC_SECTION = "## Peers: learned metric (paper 003 simulations)"
 
@@ -288,10 +293,29 @@ def fit_metric_kernel_ridge(sim: KLSimulation, seed: int) -> tuple[np.ndarray, n
 
 
 def fit_metric_kernel_ridge_cv(sim: KLSimulation, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """MetricKernelRidge with lam chosen by 3-fold cross-validation (what a user would do)."""
-    search = GridSearchCV(MetricKernelRidge(), {"lam": list(CV_LAMS)}, cv=3)
-    model = search.fit(sim.X_train, sim.y_train).best_estimator_
+    """MetricKernelRidgeCV with its defaults: lam on held-out rows, a final ridge by LOO."""
+    model = MetricKernelRidgeCV(random_state=seed).fit(sim.X_train, sim.y_train)
     return model.predict(sim.X_test), _top_directions(model.Sigma_, sim.subspace.shape[1])
+
+
+def fit_sir(sim: KLSimulation, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sliced inverse regression (Li 1991, 10 slices), written here: directions only.
+
+    Whitens X, averages the whitened rows within 10 slices of sorted y, and maps the top
+    eigenvectors of the weighted covariance of the slice means back (Sigma_X^{-1/2} eta).
+    No predictor: its test RMSE is reported as NaN.
+    """
+    X, y = sim.X_train, sim.y_train
+    dim = sim.subspace.shape[1]
+    values, vectors = np.linalg.eigh(np.cov(X, rowvar=False))
+    inverse_root = (vectors / np.sqrt(values)) @ vectors.T
+    Z = (X - X.mean(axis=0)) @ inverse_root
+    slices = np.array_split(np.argsort(y), N_SLICES)
+    means = np.array([Z[rows].mean(axis=0) for rows in slices])
+    weights = np.array([len(rows) for rows in slices]) / len(y)
+    eta = _top_directions((means * weights[:, None]).T @ means, dim)
+    basis, _ = np.linalg.qr(inverse_root @ eta)
+    return np.full(len(sim.y_test), np.nan), basis
 
 
 def fit_ard_gp(sim: KLSimulation, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -322,64 +346,95 @@ def fit_rfm(sim: KLSimulation, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return predicted, _top_directions(M, sim.subspace.shape[1])
 
 
-def race_metric(seeds: list[int], n: int, p: int) -> tuple[pd.DataFrame, str]:
-    """MetricKernelRidge vs RFM vs ARD Gaussian process on f (a)-(d)."""
+def race_metric(seeds: list[int], n: int, ps: list[int]) -> tuple[pd.DataFrame, str]:
+    """MetricKernelRidge(CV) vs RFM vs ARD Gaussian process vs SIR on f (a)-(d)."""
     fits: dict[str, Fit] = {
-        "MetricKernelRidge (lam=0.1)": fit_metric_kernel_ridge,
-        "MetricKernelRidge (lam by 3-fold CV)": fit_metric_kernel_ridge_cv,
+        "MetricKernelRidge (lam=0.1, the paper's)": fit_metric_kernel_ridge,
+        "MetricKernelRidgeCV (defaults)": fit_metric_kernel_ridge_cv,
         "GP, ARD RBF (sklearn)": fit_ard_gp,
+        "SIR, 10 slices (directions only)": fit_sir,
     }
     rfm_module, rfm_status = _optional("xrfm")
     if rfm_module is not None:
         fits["RFM, Laplace (xrfm)"] = fit_rfm
     rows = []
-    for f in ("a", "b", "c", "d"):
-        for seed in seeds:
-            sim = make_kl_train_test(n, p, f, random_state=seed)
-            for name, fit in fits.items():
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    start = time.perf_counter()
-                    predicted, basis = fit(sim, seed)
-                    seconds = time.perf_counter() - start
-                rows.append(
-                    {
-                        "f": f,
-                        "dim S*": sim.subspace.shape[1],
-                        "seed": seed,
-                        "method": name,
-                        "test RMSE": root_mean_squared_error(sim.y_test, predicted),
-                        "subspace error": subspace_distance(basis, sim.subspace),
-                        "seconds": seconds,
-                    }
-                )
-            print(f"f={f} seed={seed} done", flush=True)
+    for p in ps:
+        for f in ("a", "b", "c", "d"):
+            for seed in seeds:
+                sim = make_kl_train_test(n, p, f, random_state=seed)
+                for name, fit in fits.items():
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        start = time.perf_counter()
+                        predicted, basis = fit(sim, seed)
+                        seconds = time.perf_counter() - start
+                    rows.append(
+                        {
+                            "p": p,
+                            "f": f,
+                            "dim S*": sim.subspace.shape[1],
+                            "seed": seed,
+                            "method": name,
+                            "test RMSE": root_mean_squared_error(sim.y_test, predicted)
+                            if np.all(np.isfinite(predicted))
+                            else np.nan,
+                            "subspace error": subspace_distance(basis, sim.subspace),
+                            "seconds": seconds,
+                        }
+                    )
+                print(f"p={p} f={f} seed={seed} done", flush=True)
     return pd.DataFrame(rows), rfm_status
 
 
-def metric_section(seeds: list[int], n: int, p: int) -> str:
+def metric_section(seeds: list[int], n: int, ps: list[int]) -> str:
     """The Markdown section of the learned-metric race."""
-    frame, rfm_status = race_metric(seeds, n, p)
+    frame, rfm_status = race_metric(seeds, n, ps)
+    keys = ["p", "f", "dim S*", "method"]
     summary = (
-        frame.groupby(["f", "dim S*", "method"])[["test RMSE", "subspace error", "seconds"]]
+        frame.groupby(keys)[["test RMSE", "subspace error", "seconds"]]
         .median()
         .round(3)
         .reset_index()
     )
+    ours = "MetricKernelRidgeCV (defaults)"
+    versus = []
+    for (p, f), cell in summary.groupby(["p", "f"]):
+        mine = cell[cell["method"] == ours].iloc[0]
+        gp = cell[cell["method"] == "GP, ARD RBF (sklearn)"].iloc[0]
+        others = cell[cell["method"] != ours]
+        versus.append(
+            {
+                "p": p,
+                "f": f,
+                "RMSE <= GP's": bool(mine["test RMSE"] <= gp["test RMSE"]),
+                "subspace error below every peer's": bool(
+                    mine["subspace error"]
+                    < others[~others["method"].str.startswith("MetricKernelRidge")][
+                        "subspace error"
+                    ].min()
+                ),
+                "seconds <= GP's": bool(mine["seconds"] <= gp["seconds"]),
+            }
+        )
     command = (
         f"python benchmarks/bench_peers.py --section metric --seeds {' '.join(map(str, seeds))} "
-        f"--n {n} --p {p}"
+        f"--n {n} --p {' '.join(map(str, ps))}"
     )
     lines = [
         METRIC_SECTION,
         "",
         f"Command: `{command}`  ",
-        f"n = {n}, p = {p}, Gaussian X, sigma = 0.1, test n/2; medians over seeds {seeds}. "
+        f"n = {n}, p in {ps}, Gaussian X, sigma = 0.1, test n/2; medians over seeds {seeds}. "
         "Subspace error = ||P_hat - P_S*||_F with P_hat the projection on the top dim S* "
         "directions of the learned metric (MetricKernelRidge: Sigma; RFM: M; ARD GP: the "
-        f"coordinate axes with the shortest length scales). xrfm: {rfm_status}.",
+        "coordinate axes with the shortest length scales; SIR: its dim S* directions). "
+        f"xrfm: {rfm_status}.",
         "",
         markdown_table(summary),
+        "",
+        f"{ours} against the targets (GP = the ARD Gaussian process; 'every peer' = GP, SIR, RFM):",
+        "",
+        markdown_table(pd.DataFrame(versus)),
     ]
     return "\n".join(lines)
 
@@ -392,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--data-home", default=None, help="folder of the benchmark CSV files")
     parser.add_argument("--n", type=int, default=300)
-    parser.add_argument("--p", type=int, default=20)
+    parser.add_argument("--p", type=int, nargs="+", default=[20, 50])
     parser.add_argument("--out", default="BENCHMARKS.md")
     args = parser.parse_args(argv)
     out = Path(args.out)
