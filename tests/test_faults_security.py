@@ -40,6 +40,7 @@ import robustkernel
 from conftest import run_cli as run
 from robustkernel import (
     MetricKernelRidge,
+    MetricKernelRidgeCV,
     SubquantileKernelClassifier,
     SubquantileKernelRegressor,
     __version__,
@@ -130,6 +131,11 @@ CONFIGURATIONS = {
             make_pipeline(StandardScaler(), MetricKernelRidge(lam=0.1, max_iter=20)),
             transformer=StandardScaler(),
         ),
+        X,
+        Y_REGRESSION,
+    ),
+    "metric kernel ridge cv": (
+        MetricKernelRidgeCV(lams=[0.3, 0.1], max_iter=20, random_state=0),
         X,
         Y_REGRESSION,
     ),
