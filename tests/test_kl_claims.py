@@ -61,6 +61,30 @@ def test_summary_table_counts_rank_events():
     assert row["R"] == 4
 
 
+def test_headline_table_counts_both_fits():
+    frame = pd.DataFrame(
+        {
+            "label": ["s"] * 4,
+            "lam": [0.1, 0.1, 0.2, 0.2],
+            "repetition": [0, 1, 0, 1],
+            "dim_S": [1, 1, 1, 1],
+            "rank": [3, 1, 2, 1],
+            "rank_min": [1, 1, 1, 0],
+            "objective": [1.1, 1.0, 2.0, 2.0],
+            "objective_min": [1.0, 1.0, 1.0, 2.0],
+            "kkt_residual": [0.1, 0.2, 0.3, 0.4],
+            "kkt_residual_min": [1e-7, 2e-6, 1e-7, 1e-7],
+        }
+    )
+    row = kl_claims.headline_table(frame).iloc[0]
+    assert row["R"] == 2 and row["lambdas"] == "0.1..0.2 (2)"
+    assert row["P(rank <= dim S*), paper's stop"] == "0.50"
+    assert row["P(rank <= dim S*), minimizer"] == "1.00"
+    assert row["rank range, paper's stop"] == "1-3" and row["rank range, minimizer"] == "0-1"
+    assert row["minimizer fits with KKT <= 1e-6"] == "0.75"
+    assert row["median J_n, stop / minimizer"] == "1.05000"  # median of 1.1, 1, 2, 1
+
+
 def test_registry_and_bad_claim(tmp_path):
     assert sorted(KL_TABLES) == [f"kl-claim{k}" for k in range(1, 6)]
     with pytest.raises(ValueError, match="claim"):
