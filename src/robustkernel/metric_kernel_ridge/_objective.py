@@ -564,13 +564,28 @@ def projected_gradient_descent(
                 break
     if batch is not None:
         sol = _solution_or_raise(X, y, Sigma, lam, family)
-    G = gradient(X, sol, lam, family, diagonal=diagonal)
+    return _descent_result(X, (Sigma, D, V), sol, lam, family, history, stop_reason, upper)
+
+
+def _descent_result(
+    X: np.ndarray,
+    metric: tuple[np.ndarray, np.ndarray, np.ndarray | None],
+    sol: InnerSolution,
+    lam: float,
+    family: KernelFamily,
+    history: list[float],
+    stop_reason: str,
+    upper: float = np.inf,
+) -> DescentResult:
+    """The `DescentResult` of a finished descent, with the KKT residual at its last iterate."""
+    Sigma, D, V = metric
+    G = gradient(X, sol, lam, family, diagonal=Sigma.ndim == 1)
     return DescentResult(
         Sigma=Sigma,
         eigenvalues=D,
         eigenvectors=V,
         solution=sol,
-        n_iter=n_iter,
+        n_iter=len(history) - 1,
         objective_history=np.asarray(history),
         converged=stop_reason != "max_iter",
         stop_reason=stop_reason,
@@ -786,15 +801,4 @@ def factored_descent(
             # of J_n at this residual are below what float64 resolves)
             stop_reason = "line_search"
             break
-    G = gradient(X, sol, lam, family, diagonal=diagonal)
-    return DescentResult(
-        Sigma=Sigma,
-        eigenvalues=D,
-        eigenvectors=V,
-        solution=sol,
-        n_iter=n_iter,
-        objective_history=np.asarray(history),
-        converged=stop_reason != "max_iter",
-        stop_reason=stop_reason,
-        kkt_residual=kkt_residual(G, Sigma, D, V, sol.objective),
-    )
+    return _descent_result(X, (Sigma, D, V), sol, lam, family, history, stop_reason)
