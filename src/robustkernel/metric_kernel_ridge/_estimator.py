@@ -100,7 +100,11 @@ class MetricKernelRidge(
         by one projected gradient step that sets vanishing eigenvalues exactly to zero and lets
         new directions enter, until ``kkt_residual_ <= tol``; translation-invariant kernels
         without ``op_norm_bound`` or ``batch_size`` only. ``"auto"`` is ``"lbfgs"`` where it
-        applies and ``"projected_gradient"`` otherwise.
+        applies and ``"projected_gradient"`` otherwise. ``J_n`` is not convex in ``Sigma``: from
+        the same start the two solvers can end at different stationary points (on the paper's
+        f = 0 data sets L-BFGS from ``I / p`` sometimes ends at a higher ``J_n`` than projected
+        gradient descent continued by L-BFGS; REPRODUCTION.md). Pass a fit's ``Sigma_`` as
+        ``init`` to continue it with the other solver.
     lr : float, default=0.1
         Initial step size of every projected gradient line search.
     armijo_c : float, default=1e-3
