@@ -341,7 +341,9 @@ def fit_rfm(sim: KLSimulation, seed: int) -> tuple[np.ndarray, np.ndarray]:
         (sim.X_train[cut:], sim.y_train[cut:, None]),
         reg=1e-3,
     )
-    M = np.asarray(model.M.cpu().numpy(), dtype=float)
+    # M is None when RFM's validation chose its first iteration (the plain Laplace kernel, M = I)
+    p = sim.X_train.shape[1]
+    M = np.eye(p) if model.M is None else np.asarray(model.M.cpu().numpy(), dtype=float)
     predicted = np.asarray(model.predict(sim.X_test)).ravel()
     return predicted, _top_directions(M, sim.subspace.shape[1])
 
