@@ -38,6 +38,7 @@ from ._objective import (
     DISTANCE_KERNELS,
     INNER_PRODUCT_KERNELS,
     KernelFamily,
+    centred,
     kernel_argument,
     resolve_kernel,
 )
@@ -80,11 +81,7 @@ def leave_one_out_mse(
     yc = y - y.mean()
     out = np.empty((len(scales), len(ridges)))
     for i, s in enumerate(scales):
-        K = family.fn(s * argument)
-        shift = K.mean(axis=1)
-        shift -= 0.5 * shift.mean()
-        Kc = K - shift[:, None]
-        Kc -= shift[None, :]
+        Kc = centred(family.fn(s * argument))
         values, Q = eigh(Kc, overwrite_a=True, check_finite=False)
         values = np.maximum(values, 0.0)
         Qy = Q.T @ yc

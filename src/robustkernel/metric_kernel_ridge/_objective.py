@@ -34,6 +34,7 @@ __all__ = [
     "DescentResult",
     "InnerSolution",
     "KernelFamily",
+    "centred",
     "factored_descent",
     "gradient",
     "inner_solution",
@@ -249,6 +250,18 @@ class InnerSolution:
     kernel: np.ndarray
 
 
+def centred(K: np.ndarray) -> np.ndarray:
+    """``H K H`` with ``H = I - 11^T / n``, as a new array, in two passes over ``K``.
+
+    ``H K H = K - m 1^T - 1 m^T + mean(m)`` with ``m`` the row means of the symmetric ``K``.
+    """
+    shift = K.mean(axis=1)
+    shift -= 0.5 * shift.mean()
+    Kc = K - shift[:, None]
+    Kc -= shift[None, :]
+    return Kc
+
+
 def inner_solution(
     X: np.ndarray,
     y: np.ndarray,
@@ -271,11 +284,7 @@ def inner_solution(
     n = X.shape[0]
     A = kernel_argument(X, None, Sigma, family)
     K = family.fn(A)
-    # K_c = H K H = K - m 1^T - 1 m^T + mean(m) with m the row means, in two passes
-    shift = K.mean(axis=1)
-    shift -= 0.5 * shift.mean()
-    Kc = K - shift[:, None]
-    Kc -= shift[None, :]
+    Kc = centred(K)
     Kc.flat[:: n + 1] += n * lam
     yc = y - y.mean()
     factor = cho_factor(Kc, lower=True, overwrite_a=True, check_finite=False)
@@ -773,9 +782,9 @@ def factored_descent(
     sol = _solution_or_raise(X, y, Sigma, lam, family)
     history = [sol.objective]
     n_iter, stop_reason = 0, "max_iter"
+    G = gradient(X, sol, lam, family, diagonal=diagonal)
+    residual = kkt_residual(G, Sigma, D, V, sol.objective)
     for _ in range(max_rounds):
-        G = gradient(X, sol, lam, family, diagonal=diagonal)
-        residual = kkt_residual(G, Sigma, D, V, sol.objective)
         if residual <= tol:
             stop_reason = "tol"
             break
@@ -793,6 +802,7 @@ def factored_descent(
             X, y, Sigma, lam, family, lr=lr, armijo_c=armijo_c, beta=beta, tol=0.0, max_iter=1
         )
         Sigma, D, V, sol = step.Sigma, step.eigenvalues, step.eigenvectors, step.solution
+        residual = step.kkt_residual  # at the step's iterate: the next round's test
         if step.n_iter:
             history.append(sol.objective)
             n_iter += 1
