@@ -303,6 +303,26 @@ def test_predict_warns_in_one_line_for_a_model_from_another_version(
     assert len(stderr.strip().splitlines()) == 1 and "warning" in stderr and "0.0.1" in stderr
 
 
+def test_learn_metric_leaves_out_corrupted_rows(tmp_path, capsys):
+    frame = _features()
+    noise = 0.1 * np.random.default_rng(1).normal(size=len(frame))
+    frame["y"] = np.sin(2 * frame["b"]) + noise
+    corrupted = np.arange(0, len(frame), 7)  # every 7th row: a target far off the curve
+    frame.loc[corrupted, "y"] += 4.0
+    csv = tmp_path / "metric.csv"
+    frame.to_csv(csv, index=False)
+    out = tmp_path / "metric"
+    code, stdout, _ = run(["learn-metric", str(csv), "--target", "y", "--out", str(out)], capsys)
+    assert code == 0 and "epsilon_ = " in stdout
+    outliers = pd.read_csv(out / "outliers.csv")
+    np.testing.assert_array_equal(np.flatnonzero(outliers["flagged"]), corrupted)
+    assert abs(pd.read_csv(out / "components.csv")["component_1"][1]) > 0.9  # still feature b
+    everything = tmp_path / "all"
+    argv = ["learn-metric", str(csv), "--target", "y", "--epsilon", "0", "--out", str(everything)]
+    assert run(argv, capsys)[0] == 0
+    assert not pd.read_csv(everything / "outliers.csv")["flagged"].any()
+
+
 def test_learn_metric_model_file_predicts_in_target_units(tmp_path, capsys):
     frame = _features()
     frame["y"] = 10.0 + 3.0 * np.sin(2 * frame["b"])
@@ -319,6 +339,7 @@ def test_learn_metric_model_file_predicts_in_target_units(tmp_path, capsys):
     # The same fit by hand: standardize x and y, fit the metric model, undo the target scaling.
     X = StandardScaler().fit_transform(frame[["a", "b", "c"]])
     y_scaler = StandardScaler().fit(frame[["y"]])
-    model = MetricKernelRidge(lam=0.1).fit(X, y_scaler.transform(frame[["y"]]).ravel())
+    model = MetricKernelRidge(lam=0.1, epsilon="auto", random_state=0)
+    model.fit(X, y_scaler.transform(frame[["y"]]).ravel())
     expected = y_scaler.inverse_transform(model.predict(X)[:, None]).ravel()
     np.testing.assert_allclose(got, expected, rtol=1e-8)

@@ -147,7 +147,7 @@ def _free_name(name: str, taken: pd.Index) -> str:
     return name
 
 
-def _outliers(table: Table, model: Pipeline) -> pd.DataFrame:
+def outlier_table(table: Table, model: Pipeline) -> pd.DataFrame:
     """row, outlier_score and flagged, then every column of the file (whose names win: an added
     column that would repeat one gets a leading underscore)."""
     subq = model[-1]
@@ -195,7 +195,7 @@ def _report(
             "are in outliers.csv.\n\n"
             + report.image("outliers.png", "sorted outlier scores and threshold")
             + "\nMost suspect rows:\n\n"
-            + report.markdown_table(_outliers(table, model).iloc[most_suspect].round(4))
+            + report.markdown_table(outlier_table(table, model).iloc[most_suspect].round(4))
         ),
     }
     if args.task == "regression":
@@ -227,7 +227,7 @@ def _run(args: argparse.Namespace) -> int:
         bar.set_postfix_str("writing tables")
         model_name = model_file()
         save_model(model, folder / model_name)
-        write_csv(_outliers(table, model), folder / "outliers.csv")
+        write_csv(outlier_table(table, model), folder / "outliers.csv")
         write_csv(_predictions(table, model), folder / "predictions.csv")
         bar.update()
         bar.set_postfix_str("writing report")

@@ -2,14 +2,17 @@
 
 Fits :class:`~robustkernel.MetricKernelRidge` to the standardized features and target (zero
 mean, unit variance: the learned Sigma is then in units of feature standard deviations and
-``--lam`` means the same on every table). DIR receives ``components.csv`` (the orthonormal basis
-of the learned subspace, one row per feature), ``eigenvalues.csv`` and ``eigenvalues.png`` (the
-spectrum of Sigma), ``transformed.csv`` (every row's coordinates in the learned subspace) and
-``report.md``, and ``model.skops``: the metric model with both scalers inside
-(``TransformedTargetRegressor`` around ``StandardScaler`` + ``MetricKernelRidge``), so that
-``robustkernel predict DIR/model.skops NEW.csv`` takes raw feature values and returns the target
-in its own units. Without skops installed the model is ``model.joblib``, a pickle that ``predict``
-loads only with ``--trust-pickle`` (the output and the report say so).
+``--lam`` means the same on every table), on the rows it explains best (``--epsilon``: a
+fraction, ``auto`` by default, ``0`` for all rows). DIR receives ``components.csv`` (the
+orthonormal basis of the learned subspace, one row per feature), ``eigenvalues.csv`` and
+``eigenvalues.png`` (the spectrum of Sigma), ``transformed.csv`` (every row's coordinates in
+the learned subspace), ``outliers.csv`` (every row's squared standardized residual and whether
+it was left out, then the row's columns), ``report.md``, and ``model.skops``: the metric model
+with both scalers inside (``TransformedTargetRegressor`` around ``StandardScaler`` +
+``MetricKernelRidge``), so that ``robustkernel predict DIR/model.skops NEW.csv`` takes raw
+feature values and returns the target in its own units. Without skops installed the model is
+``model.joblib``, a pickle that ``predict`` loads only with ``--trust-pickle`` (the output and
+the report say so).
 """
 
 from __future__ import annotations
@@ -30,7 +33,15 @@ from . import _fit_report as report
 from ._common import atomic_folder, guarded, progress
 from ._csv_output import write_csv
 from ._tabular import read_csv, training_table
-from .fit import PICKLE_MODEL_FILE, PICKLE_NOTE, model_file, model_file_description, positive_float
+from .fit import (
+    PICKLE_MODEL_FILE,
+    PICKLE_NOTE,
+    epsilon_argument,
+    model_file,
+    model_file_description,
+    outlier_table,
+    positive_float,
+)
 
 PROG = "robustkernel learn-metric"
 
@@ -41,7 +52,10 @@ def _run(args: argparse.Namespace) -> int:
         bar.update()
         pipeline = TransformedTargetRegressor(
             make_pipeline(
-                StandardScaler(), MetricKernelRidge(lam=args.lam, max_iter=args.max_iter)
+                StandardScaler(),
+                MetricKernelRidge(
+                    lam=args.lam, epsilon=args.epsilon, max_iter=args.max_iter, random_state=0
+                ),
             ),
             transformer=StandardScaler(),
         )
@@ -68,22 +82,32 @@ def _run(args: argparse.Namespace) -> int:
         transformed = pd.DataFrame(model.transform(X), columns=names)
         transformed.insert(0, "row", table.rows)
         write_csv(transformed, folder / "transformed.csv")
+        write_csv(outlier_table(table, pipeline.regressor_), folder / "outliers.csv")
         report.plot_eigenvalues(model.eigenvalues_, folder / "eigenvalues.png")
         fitted = pipeline.predict(table.X)
+        kept, left_out = model.inlier_mask_, int((~model.inlier_mask_).sum())
         statistics = {
             "rows used": len(table.rows),
             "rows dropped (missing values)": table.n_dropped,
+            "rows left out (epsilon_)": f"{left_out} ({model.epsilon_:.3f})",
             "features": X.shape[1],
             "rank of Sigma (rank_)": int(model.rank_),
             "eigenvalues > 1e-6 x largest": int(model.numerical_rank_),
             "objective J_n": float(model.objective_),
             "KKT residual (0 at a stationary point)": float(model.kkt_residual_),
-            "training RMSE (target units)": float(root_mean_squared_error(table.y, fitted)),
+            "training RMSE on the kept rows (target units)": float(
+                root_mean_squared_error(np.asarray(table.y)[kept], fitted[kept])
+            ),
             "iterations": int(model.n_iter_),
             "converged": bool(model.converged_),
             "fit seconds": round(seconds, 3),
         }
-        settings = {"data": str(args.data), "target": args.target, "lam": args.lam}
+        settings = {
+            "data": str(args.data),
+            "target": args.target,
+            "lam": args.lam,
+            "epsilon": args.epsilon,
+        }
         report.write_report(
             folder / "report.md",
             f"Learned metric of {args.data}",
@@ -112,7 +136,9 @@ def _run(args: argparse.Namespace) -> int:
         )
         bar.update()
     if not args.quiet:
-        print(f"rank {model.rank_} of {X.shape[1]}; wrote {args.out}")
+        print(
+            f"rank {model.rank_} of {X.shape[1]}, epsilon_ = {model.epsilon_:.3f}; wrote {args.out}"
+        )
         if model_name == PICKLE_MODEL_FILE:
             print(PICKLE_NOTE)
     return 0
@@ -135,6 +161,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=positive_float,
         default=0.1,
         help="ridge penalty; larger gives a lower rank (default 0.1)",
+    )
+    parser.add_argument(
+        "--epsilon",
+        type=epsilon_argument,
+        default="auto",
+        help="fraction of rows to leave out, in [0, 0.5), or 'auto' to estimate it (default)",
     )
     parser.add_argument(
         "--max-iter", type=int, default=2000, help="gradient iterations (default 2000)"

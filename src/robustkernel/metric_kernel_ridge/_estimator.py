@@ -42,6 +42,7 @@ from ._objective import (
     projected_gradient_descent,
     resolve_kernel,
 )
+from ._trimmed import initial_rows, trimmed_metric_fit
 
 __all__ = ["MetricKernelRidge", "MetricKernelRidgePath", "metric_kernel_ridge_path"]
 
@@ -49,6 +50,7 @@ RANK_RTOL = 1e-6
 PROJECTED_GRADIENT_TOL = 1e-3  # the paper's ||Sigma+ - Sigma||_F / eta < 1e-3
 KKT_TOL = 1e-6  # relative KKT residual the L-BFGS solver drives the fit to
 MINIBATCH_WINDOW = 10
+TRIMMING_ATTRIBUTES = ("inlier_mask_", "outlier_scores_", "epsilon_", "n_rounds_")
 FIT_MEMORY_MATRICES = 8  # argument, K, K_c and the gradient weights, twice in a line search
 METRIC_MEMORY_MATRICES = 8  # Sigma, gradient, eigenvectors, candidate..., p x p each
 MAX_TARGET_SPREAD = 1e150  # max |y - mean(y)| whose squares, summed, stay finite
@@ -83,6 +85,14 @@ class MetricKernelRidge(
         Ridge parameter ``lambda > 0`` (the penalty is ``(lam/2) ||f||^2`` next to a *mean*
         squared error, so ``lam`` corresponds to ``alpha = n * lam`` of
         ``sklearn.kernel_ridge.KernelRidge``).
+    epsilon : float in [0, 0.5), "auto" or None, default=None
+        Fraction of the rows to leave out as suspects (contaminated targets). ``None`` fits all
+        rows (the paper's estimator). Otherwise ``Sigma`` and ``f`` are learned on the
+        ``k = ceil((1 - epsilon) n)`` rows they explain best (Subquantile minimization):
+        starting from the rows kept by ``SubquantileKernelRegressor(epsilon=epsilon)``, metric
+        fits on the kept rows alternate with keeping the ``k`` rows of smallest squared residual
+        until the kept rows repeat. ``"auto"`` takes ``k`` from that start's estimate of the
+        contaminated fraction (``epsilon_``).
     kernel : {"gaussian", "gaussian_mixture", "linear", "cubic"} or (callable, callable), \
             default="gaussian"
         ``"gaussian"``: ``phi(z) = exp(-z)``. ``"gaussian_mixture"``:
@@ -161,7 +171,7 @@ class MetricKernelRidge(
     intercept_ : float
         Intercept ``gamma``.
     X_fit_ : ndarray of shape (n_samples, n_features)
-        Training inputs (needed by ``predict``).
+        Training inputs (needed by ``predict``); with ``epsilon``, the kept rows.
     n_iter_ : int
         Accepted gradient steps.
     objective_history_ : ndarray of shape (n_iter_ + 1,)
@@ -177,6 +187,15 @@ class MetricKernelRidge(
         free. ``0`` exactly at a first-order stationary point.
     converged_ : bool
         Whether the stopping rule was met before ``max_iter``.
+    inlier_mask_ : ndarray of bool, shape (n_samples,)
+        With ``epsilon``: the rows ``Sigma_`` and ``f`` were fitted on (``X_fit_`` holds them).
+    outlier_scores_ : ndarray of shape (n_samples,)
+        With ``epsilon``: every row's squared residual under the final fit (kept rows in
+        sample, the others out of sample); the left-out rows have the largest.
+    epsilon_ : float
+        With ``epsilon``: the fraction of rows left out.
+    n_rounds_ : int
+        With ``epsilon``: metric fits done by the alternation.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -228,6 +247,7 @@ class MetricKernelRidge(
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "lam": [Interval(Real, 0.0, None, closed="neither")],
+        "epsilon": [Interval(Real, 0.0, 0.5, closed="left"), StrOptions({"auto"}), None],
         "kernel": [StrOptions({*DISTANCE_KERNELS, *INNER_PRODUCT_KERNELS}), tuple, list],
         "kernel_params": [dict, None],
         "lr": [Interval(Real, 0.0, None, closed="neither")],
@@ -247,6 +267,7 @@ class MetricKernelRidge(
         self,
         lam: float = 0.1,
         *,
+        epsilon: float | str | None = None,
         kernel: str | tuple[Any, Any] = "gaussian",
         kernel_params: dict[str, Any] | None = None,
         solver: str = "auto",
@@ -262,6 +283,7 @@ class MetricKernelRidge(
         random_state: int | np.random.RandomState | None = None,
     ) -> None:
         self.lam = lam
+        self.epsilon = epsilon
         self.kernel = kernel
         self.kernel_params = kernel_params
         self.solver = solver
@@ -352,6 +374,11 @@ class MetricKernelRidge(
                 f"= {spread:.3g} > {MAX_TARGET_SPREAD:.0e}: J_n, a mean of squared residuals, "
                 "overflows); rescale y (e.g. divide it by its standard deviation)."
             )
+        for stale in TRIMMING_ATTRIBUTES:
+            self.__dict__.pop(stale, None)
+        if self.epsilon is not None:
+            self._fit_trimmed(X, y)
+            return self
         check_fit_memory(type(self).__name__, n, FIT_MEMORY_MATRICES, MEMORY_REMEDY)
         check_memory(
             (2 if self.diagonal else METRIC_MEMORY_MATRICES) * 8.0 * float(p) ** 2,
@@ -402,6 +429,19 @@ class MetricKernelRidge(
             )
         self._store(X, result)
         return self
+
+    def _fit_trimmed(self, X: np.ndarray, y: np.ndarray) -> None:
+        """Fit on the subquantile of the rows (``epsilon`` given): see `_trimmed`."""
+        template = clone(self).set_params(epsilon=None)
+        first = initial_rows(X, y, self.epsilon, self.random_state)
+        trimmed = trimmed_metric_fit(template, X, y, first)
+        for name, value in vars(trimmed.model).items():
+            if name.endswith("_") and not name.startswith("_") and name != "n_features_in_":
+                setattr(self, name, value)
+        self.inlier_mask_ = trimmed.mask
+        self.outlier_scores_ = trimmed.losses
+        self.epsilon_ = trimmed.epsilon
+        self.n_rounds_ = trimmed.n_rounds
 
     def _store(self, X: np.ndarray, result: Any) -> None:
         """Set the fitted attributes from a `DescentResult`."""

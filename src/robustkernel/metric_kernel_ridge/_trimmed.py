@@ -1,0 +1,113 @@
+"""Metric learning on the subquantile of the rows: ``MetricKernelRidge(epsilon=...)``.
+
+The trimmed objective ``min_{S, Sigma, f} (1/2k) sum_{i in S} (y_i - f(x_i) - gamma)^2
++ (lam/2) ||f||^2`` over sets ``S`` of ``k`` rows is minimized by alternation: for fixed ``S``
+learn ``Sigma`` and ``f`` on the rows of ``S`` (warm-started from the previous ``Sigma``), for
+fixed ``f`` take as ``S`` the ``k`` rows of smallest squared residual, until ``S`` repeats. Both
+steps lower the objective (the first because both solvers only accept descent steps from their
+start), so the alternation ends.
+
+The first ``S`` comes from `SubquantileKernelRegressor` with the same ``epsilon`` (its automatic
+alpha and gamma, and for ``"auto"`` its estimate of the contaminated fraction): an
+isotropic kernel finds the gross outliers, and the metric is learned on the rows it keeps. The
+number of rows ``k`` is fixed by that start; the learned metric only changes *which* rows.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+
+from ..subquantile import SubquantileKernelRegressor
+
+MAX_ROUNDS = 20
+
+
+@dataclass
+class TrimmedFit:
+    """A metric fit on the kept rows and what the alternation knows about every row.
+
+    Attributes
+    ----------
+    model : MetricKernelRidge
+        Fitted on the rows of ``mask`` (in the last round).
+    mask : ndarray of bool, shape (n_samples,)
+        The kept rows ``S``.
+    losses : ndarray of shape (n_samples,)
+        Squared residual of every row under ``model``.
+    epsilon : float
+        Fraction of the rows left out.
+    n_rounds : int
+        Metric fits done (one per round).
+    converged : bool
+        Whether ``S`` repeated within ``MAX_ROUNDS`` rounds.
+    """
+
+    model: Any
+    mask: np.ndarray
+    losses: np.ndarray
+    epsilon: float
+    n_rounds: int
+    converged: bool
+
+
+def initial_rows(
+    X: np.ndarray, y: np.ndarray, epsilon: float | str, random_state: Any
+) -> np.ndarray:
+    """Rows kept by `SubquantileKernelRegressor` with ``epsilon`` and automatic alpha and gamma.
+
+    A given fraction keeps exactly ``ceil((1 - epsilon) n)`` rows (``refine=None``); ``"auto"``
+    also drops the kept rows its rejection step finds implausible.
+    """
+    refine = "reject" if epsilon == "auto" else None
+    start = SubquantileKernelRegressor(epsilon=epsilon, refine=refine, random_state=random_state)
+    return np.asarray(start.fit(X, y).inlier_mask_, dtype=bool)
+
+
+def smallest(losses: np.ndarray, k: int) -> np.ndarray:
+    """Mask of the ``k`` smallest ``losses`` (ties broken by row order)."""
+    mask = np.zeros(losses.size, dtype=bool)
+    mask[np.argsort(losses, kind="stable")[:k]] = True
+    return mask
+
+
+def trimmed_metric_fit(template: Any, X: np.ndarray, y: np.ndarray, mask: np.ndarray) -> TrimmedFit:
+    """Alternate metric fits on the kept rows and reselection of the ``mask.sum()`` best rows.
+
+    Parameters
+    ----------
+    template : MetricKernelRidge
+        Unfitted estimator with ``epsilon=None``, cloned for every round; from the second round
+        on its ``init`` is the previous round's ``Sigma_``.
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+    mask : ndarray of bool, shape (n_samples,)
+        The first kept set; its size is kept throughout.
+
+    Returns
+    -------
+    TrimmedFit
+    """
+    k = int(mask.sum())
+    init = template.init
+    for rounds in range(1, MAX_ROUNDS + 1):
+        model = clone(template).set_params(init=init).fit(X[mask], y[mask])
+        losses = (model.predict(X) - y) ** 2
+        reselected = smallest(losses, k)
+        converged = bool(np.array_equal(reselected, mask))
+        if converged or rounds == MAX_ROUNDS:
+            break
+        mask, init = reselected, model.Sigma_
+    if not converged:
+        warnings.warn(
+            f"MetricKernelRidge: the kept rows still changed after {MAX_ROUNDS} rounds of "
+            "alternation; the fit on the last kept set is returned.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    return TrimmedFit(model, mask, losses, 1.0 - k / y.size, rounds, converged)
