@@ -10,6 +10,7 @@ import pytest
 
 from conftest import make_regression
 from robustkernel import (
+    MetricKernelLogisticRegression,
     MetricKernelRidge,
     SubquantileKernelClassifier,
     SubquantileKernelRegressor,
@@ -22,6 +23,8 @@ MODELS = {
     "regressor": lambda: SubquantileKernelRegressor(epsilon=0.1).fit(X, y),
     "classifier": lambda: SubquantileKernelClassifier(epsilon=0.1).fit(X, y > 0),
     "metric": lambda: MetricKernelRidge(lam=0.1, max_iter=20).fit(X, y),
+    "robust metric": lambda: MetricKernelRidge(lam=0.1, epsilon=0.1, max_iter=20).fit(X, y),
+    "metric classifier": lambda: MetricKernelLogisticRegression(max_iter=20).fit(X, y > 0),
 }
 
 

@@ -1,6 +1,7 @@
 """robustkernel: kernel methods that stay right when a fraction of the training data is wrong."""
 
 from .metric_kernel_ridge import (
+    MetricKernelLogisticRegression,
     MetricKernelRidge,
     MetricKernelRidgeCV,
     MetricKernelRidgePath,
@@ -11,6 +12,7 @@ from .subquantile import SubquantileKernelClassifier, SubquantileKernelRegressor
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "MetricKernelLogisticRegression",
     "MetricKernelRidge",
     "MetricKernelRidgeCV",
     "MetricKernelRidgePath",

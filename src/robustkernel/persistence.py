@@ -54,6 +54,7 @@ SKOPS_TRUSTED_TYPES: frozenset[str] = frozenset(
         "robustkernel.baselines._term.TiltedKernelClassifier",
         "robustkernel.baselines._term.TiltedKernelRegressor",
         "robustkernel.baselines._torrent.TorrentGDKernelRegressor",
+        "robustkernel.metric_kernel_ridge._classifier.MetricKernelLogisticRegression",
         "robustkernel.metric_kernel_ridge._cv.MetricKernelRidgeCV",
         "robustkernel.metric_kernel_ridge._estimator.MetricKernelRidge",
         "robustkernel.subquantile._estimators.SubquantileKernelClassifier",

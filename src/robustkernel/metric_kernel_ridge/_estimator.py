@@ -60,9 +60,212 @@ MEMORY_REMEDY = (
 )
 
 
-class MetricKernelRidge(
-    ClassNamePrefixFeaturesOutMixin, TransformerMixin, RegressorMixin, BaseEstimator
-):
+class MetricKernelModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Shared core of the estimators with a learned metric: fitting, storage, ``transform``.
+
+    Subclasses set ``_parameter_constraints`` and ``__init__`` (scikit-learn reads the
+    parameters from its signature), encode ``y`` and call `_fit_metric`; ``_family`` gives the
+    kernel and the loss of the inner problem.
+    """
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "lam": [Interval(Real, 0.0, None, closed="neither")],
+        "kernel": [StrOptions({*DISTANCE_KERNELS, *INNER_PRODUCT_KERNELS}), tuple, list],
+        "kernel_params": [dict, None],
+        "lr": [Interval(Real, 0.0, None, closed="neither")],
+        "armijo_c": [Interval(Real, 0.0, 1.0, closed="left")],
+        "beta": [Interval(Real, 0.0, 1.0, closed="neither")],
+        "solver": [StrOptions({"auto", "lbfgs", "projected_gradient"})],
+        "tol": [Interval(Real, 0.0, None, closed="left"), None],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "diagonal": ["boolean"],
+        "init": [StrOptions({"identity"}), "array-like", None],
+        "op_norm_bound": [Interval(Real, 0.0, None, closed="neither"), None],
+        "batch_size": [Interval(Integral, 2, None, closed="left"), None],
+        "random_state": ["random_state"],
+    }
+
+    def _family(self) -> KernelFamily:
+        return resolve_kernel(self.kernel, self.kernel_params)
+
+    def _upper(self, family: KernelFamily) -> float:
+        if self.op_norm_bound is not None:
+            return float(self.op_norm_bound)
+        return DEFAULT_INNER_PRODUCT_BOUND if family.kind == "inner" else np.inf
+
+    def _initial_metric(self, p: int) -> np.ndarray:
+        """Starting point as a (p, p) matrix, or its diagonal (p,) when ``diagonal``."""
+        if self.init is None or (isinstance(self.init, str) and self.init == "identity"):
+            scale = 1.0 / p if self.init is None else 1.0
+            return np.full(p, scale) if self.diagonal else np.eye(p) * scale
+        S = np.asarray(self.init, dtype=float)
+        if not np.all(np.isfinite(S)):
+            raise ValueError("init contains NaN or infinity.")
+        if self.diagonal and S.shape == (p,):
+            return S.copy()
+        if S.shape != (p, p):
+            raise ValueError(
+                f"init must have shape ({p}, {p})"
+                + (f" or ({p},)" if self.diagonal else "")
+                + f" to match n_features={p}; got {S.shape}."
+            )
+        if self.diagonal:
+            return np.diag(S).copy()
+        return 0.5 * (S + S.T)
+
+    def _solver(self, family: KernelFamily, minibatch: bool) -> str:
+        """The solver ``"auto"`` stands for, or a ValueError where ``"lbfgs"`` does not apply."""
+        lbfgs_applies = family.kind == "distance" and self.op_norm_bound is None and not minibatch
+        if self.solver == "auto":
+            return "lbfgs" if lbfgs_applies else "projected_gradient"
+        if self.solver == "lbfgs" and not lbfgs_applies:
+            raise ValueError(
+                "solver='lbfgs' needs a translation-invariant kernel, no op_norm_bound and "
+                "all rows (batch_size=None); use solver='projected_gradient' (or 'auto')."
+            )
+        return self.solver
+
+    def _batch_sampler(self, n: int) -> Callable[[], np.ndarray] | None:
+        """Draws of ``batch_size`` rows without replacement, or ``None`` to use all ``n`` rows."""
+        if self.batch_size is None or self.batch_size >= n:
+            return None
+        rng = check_random_state(self.random_state)
+        m = int(self.batch_size)
+        return lambda: rng.choice(n, size=m, replace=False)
+
+    def _fit_metric(self, X: np.ndarray, y: np.ndarray, family: KernelFamily) -> None:
+        """Learn ``Sigma`` on validated ``X`` and encoded ``y`` and store the fitted attributes."""
+        n, p = X.shape
+        check_fit_memory(type(self).__name__, n, FIT_MEMORY_MATRICES, MEMORY_REMEDY)
+        check_memory(
+            (2 if self.diagonal else METRIC_MEMORY_MATRICES) * 8.0 * float(p) ** 2,
+            f"{type(self).__name__}: a metric on p={p} features (p x p float64 matrices)",
+            "reduce the number of features (e.g. PCA or feature selection first)",
+        )
+        Sigma0 = self._initial_metric(p)
+        if self.max_iter > 0 and (self.init is None or isinstance(self.init, str)):
+            # a default start: an explicit init (a warm start, or max_iter=0 for plain kernel
+            # ridge with a fixed metric) is used as given
+            _check_start(X, Sigma0, family)
+        batch = self._batch_sampler(n)
+        solver = self._solver(family, batch is not None)
+        common = {"lr": float(self.lr), "armijo_c": float(self.armijo_c), "beta": float(self.beta)}
+        if solver == "lbfgs":
+            tol = KKT_TOL if self.tol is None else float(self.tol)
+            result = factored_descent(
+                X,
+                y,
+                Sigma0,
+                float(self.lam),
+                family,
+                tol=tol,
+                max_iter=int(self.max_iter),
+                **common,
+            )
+        else:
+            tol = PROJECTED_GRADIENT_TOL if self.tol is None else float(self.tol)
+            result = projected_gradient_descent(
+                X,
+                y,
+                Sigma0,
+                float(self.lam),
+                family,
+                tol=tol,
+                max_iter=int(self.max_iter),
+                upper=self._upper(family),
+                batch=batch,
+                window=1 if batch is None else MINIBATCH_WINDOW,
+                **common,
+            )
+        if not result.converged and self.max_iter > 0:
+            warnings.warn(
+                f"{type(self).__name__} did not meet tol={tol} within max_iter={self.max_iter} "
+                "iterations; increase max_iter.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        self._store(X, result)
+
+    def _store(self, X: np.ndarray, result: Any) -> None:
+        """Set the fitted attributes from a `DescentResult`."""
+        if result.eigenvectors is None:  # diagonal metric
+            d = result.Sigma
+            order = np.argsort(-d, kind="stable")
+            eigenvalues = d[order]
+            vectors = np.eye(d.size)[:, order]
+            self.Sigma_ = np.diag(d)
+        else:
+            order = np.arange(result.eigenvalues.size)[::-1]
+            eigenvalues = result.eigenvalues[order]
+            vectors = result.eigenvectors[:, order]
+            self.Sigma_ = result.Sigma
+        self.eigenvalues_ = eigenvalues
+        self.rank_ = int(np.count_nonzero(eigenvalues > 0))
+        top = eigenvalues[0] if eigenvalues.size else 0.0
+        self.numerical_rank_ = int(np.count_nonzero(eigenvalues > RANK_RTOL * top)) if top else 0
+        self.components_ = vectors[:, : self.rank_].copy()
+        self.dual_coef_ = result.solution.dual_coef
+        self.intercept_ = result.solution.intercept
+        self.X_fit_ = X
+        self.n_iter_ = result.n_iter
+        self.objective_history_ = result.objective_history
+        self.objective_ = float(result.solution.objective)
+        self.kkt_residual_ = float(result.kkt_residual)
+        self.converged_ = bool(result.converged)
+
+    # ------------------------------------------------------------------ inference
+    def _metric_for_kernel(self) -> np.ndarray:
+        return np.diag(self.Sigma_).copy() if self.diagonal else self.Sigma_
+
+    def _decision(self, X: Any) -> np.ndarray:
+        """``f(x) + gamma``: the kernel expansion on the training rows, in row chunks."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        metric, family = self._metric_for_kernel(), self._family()
+        out = np.empty(X.shape[0])
+        for rows in row_chunks(X.shape[0], self.X_fit_.shape[0]):
+            K = kernel_matrix(X[rows], self.X_fit_, metric, family)
+            check_finite(K)
+            np.matmul(K, self.dual_coef_, out=out[rows])
+        out += self.intercept_
+        return out
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Project on the learned subspace: ``X U`` with ``U = V sqrt(D)`` on ``D > 0``.
+
+        Then ``k_Sigma(x, x') = phi(||U^T x - U^T x'||^2)``: an isotropic kernel on the output
+        reproduces the learned one.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, rank_)
+            Coordinates in the learned subspace, scaled by ``sqrt`` of the eigenvalues.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        U = self.components_ * np.sqrt(self.eigenvalues_[: self.rank_])
+        out = np.empty((X.shape[0], U.shape[1]))
+        for rows in row_chunks(X.shape[0], max(X.shape[1], U.shape[1])):
+            np.matmul(X[rows], U, out=out[rows])
+        return out
+
+    @property
+    def _n_features_out(self) -> int:
+        """Number of output features of ``transform`` (for ``get_feature_names_out``)."""
+        return self.rank_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags
+
+
+class MetricKernelRidge(RegressorMixin, MetricKernelModel):
     """Kernel ridge regression that also learns the metric ``Sigma`` of its kernel.
 
     Solves ``min_{f, gamma, Sigma PSD} (1/2n) sum_i (y_i - f(x_i) - gamma)^2 + (lam/2) ||f||^2``
@@ -246,21 +449,8 @@ class MetricKernelRidge(
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "lam": [Interval(Real, 0.0, None, closed="neither")],
+        **MetricKernelModel._parameter_constraints,
         "epsilon": [Interval(Real, 0.0, 0.5, closed="left"), StrOptions({"auto"}), None],
-        "kernel": [StrOptions({*DISTANCE_KERNELS, *INNER_PRODUCT_KERNELS}), tuple, list],
-        "kernel_params": [dict, None],
-        "lr": [Interval(Real, 0.0, None, closed="neither")],
-        "armijo_c": [Interval(Real, 0.0, 1.0, closed="left")],
-        "beta": [Interval(Real, 0.0, 1.0, closed="neither")],
-        "solver": [StrOptions({"auto", "lbfgs", "projected_gradient"})],
-        "tol": [Interval(Real, 0.0, None, closed="left"), None],
-        "max_iter": [Interval(Integral, 0, None, closed="left")],
-        "diagonal": ["boolean"],
-        "init": [StrOptions({"identity"}), "array-like", None],
-        "op_norm_bound": [Interval(Real, 0.0, None, closed="neither"), None],
-        "batch_size": [Interval(Integral, 2, None, closed="left"), None],
-        "random_state": ["random_state"],
     }
 
     def __init__(
@@ -299,54 +489,6 @@ class MetricKernelRidge(
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fitting
-    def _family(self) -> KernelFamily:
-        return resolve_kernel(self.kernel, self.kernel_params)
-
-    def _upper(self, family: KernelFamily) -> float:
-        if self.op_norm_bound is not None:
-            return float(self.op_norm_bound)
-        return DEFAULT_INNER_PRODUCT_BOUND if family.kind == "inner" else np.inf
-
-    def _initial_metric(self, p: int) -> np.ndarray:
-        """Starting point as a (p, p) matrix, or its diagonal (p,) when ``diagonal``."""
-        if self.init is None or (isinstance(self.init, str) and self.init == "identity"):
-            scale = 1.0 / p if self.init is None else 1.0
-            return np.full(p, scale) if self.diagonal else np.eye(p) * scale
-        S = np.asarray(self.init, dtype=float)
-        if not np.all(np.isfinite(S)):
-            raise ValueError("init contains NaN or infinity.")
-        if self.diagonal and S.shape == (p,):
-            return S.copy()
-        if S.shape != (p, p):
-            raise ValueError(
-                f"init must have shape ({p}, {p})"
-                + (f" or ({p},)" if self.diagonal else "")
-                + f" to match n_features={p}; got {S.shape}."
-            )
-        if self.diagonal:
-            return np.diag(S).copy()
-        return 0.5 * (S + S.T)
-
-    def _solver(self, family: KernelFamily, minibatch: bool) -> str:
-        """The solver ``"auto"`` stands for, or a ValueError where ``"lbfgs"`` does not apply."""
-        lbfgs_applies = family.kind == "distance" and self.op_norm_bound is None and not minibatch
-        if self.solver == "auto":
-            return "lbfgs" if lbfgs_applies else "projected_gradient"
-        if self.solver == "lbfgs" and not lbfgs_applies:
-            raise ValueError(
-                "solver='lbfgs' needs a translation-invariant kernel, no op_norm_bound and "
-                "all rows (batch_size=None); use solver='projected_gradient' (or 'auto')."
-            )
-        return self.solver
-
-    def _batch_sampler(self, n: int) -> Callable[[], np.ndarray] | None:
-        """Draws of ``batch_size`` rows without replacement, or ``None`` to use all ``n`` rows."""
-        if self.batch_size is None or self.batch_size >= n:
-            return None
-        rng = check_random_state(self.random_state)
-        m = int(self.batch_size)
-        return lambda: rng.choice(n, size=m, replace=False)
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> MetricKernelRidge:
         """Learn ``Sigma`` and the kernel ridge fit that goes with it.
@@ -365,8 +507,6 @@ class MetricKernelRidge(
         """
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         y = column_or_1d(y, warn=True).astype(np.float64, copy=False)
-        family = self._family()
-        n, p = X.shape
         spread = float(np.max(np.abs(y - np.mean(y)), initial=0.0))
         if spread > MAX_TARGET_SPREAD:
             raise ValueError(
@@ -379,55 +519,7 @@ class MetricKernelRidge(
         if self.epsilon is not None:
             self._fit_trimmed(X, y)
             return self
-        check_fit_memory(type(self).__name__, n, FIT_MEMORY_MATRICES, MEMORY_REMEDY)
-        check_memory(
-            (2 if self.diagonal else METRIC_MEMORY_MATRICES) * 8.0 * float(p) ** 2,
-            f"MetricKernelRidge: a metric on p={p} features (p x p float64 matrices)",
-            "reduce the number of features (e.g. PCA or feature selection first)",
-        )
-        Sigma0 = self._initial_metric(p)
-        if self.max_iter > 0 and (self.init is None or isinstance(self.init, str)):
-            # a default start: an explicit init (a warm start, or max_iter=0 for plain kernel
-            # ridge with a fixed metric) is used as given
-            _check_start(X, Sigma0, family)
-        batch = self._batch_sampler(n)
-        solver = self._solver(family, batch is not None)
-        common = {"lr": float(self.lr), "armijo_c": float(self.armijo_c), "beta": float(self.beta)}
-        if solver == "lbfgs":
-            tol = KKT_TOL if self.tol is None else float(self.tol)
-            result = factored_descent(
-                X,
-                y,
-                Sigma0,
-                float(self.lam),
-                family,
-                tol=tol,
-                max_iter=int(self.max_iter),
-                **common,
-            )
-        else:
-            tol = PROJECTED_GRADIENT_TOL if self.tol is None else float(self.tol)
-            result = projected_gradient_descent(
-                X,
-                y,
-                Sigma0,
-                float(self.lam),
-                family,
-                tol=tol,
-                max_iter=int(self.max_iter),
-                upper=self._upper(family),
-                batch=batch,
-                window=1 if batch is None else MINIBATCH_WINDOW,
-                **common,
-            )
-        if not result.converged and self.max_iter > 0:
-            warnings.warn(
-                f"MetricKernelRidge did not meet tol={tol} within max_iter={self.max_iter} "
-                "iterations; increase max_iter.",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
-        self._store(X, result)
+        self._fit_metric(X, y, self._family())
         return self
 
     def _fit_trimmed(self, X: np.ndarray, y: np.ndarray) -> None:
@@ -443,37 +535,6 @@ class MetricKernelRidge(
         self.epsilon_ = trimmed.epsilon
         self.n_rounds_ = trimmed.n_rounds
 
-    def _store(self, X: np.ndarray, result: Any) -> None:
-        """Set the fitted attributes from a `DescentResult`."""
-        if result.eigenvectors is None:  # diagonal metric
-            d = result.Sigma
-            order = np.argsort(-d, kind="stable")
-            eigenvalues = d[order]
-            vectors = np.eye(d.size)[:, order]
-            self.Sigma_ = np.diag(d)
-        else:
-            order = np.arange(result.eigenvalues.size)[::-1]
-            eigenvalues = result.eigenvalues[order]
-            vectors = result.eigenvectors[:, order]
-            self.Sigma_ = result.Sigma
-        self.eigenvalues_ = eigenvalues
-        self.rank_ = int(np.count_nonzero(eigenvalues > 0))
-        top = eigenvalues[0] if eigenvalues.size else 0.0
-        self.numerical_rank_ = int(np.count_nonzero(eigenvalues > RANK_RTOL * top)) if top else 0
-        self.components_ = vectors[:, : self.rank_].copy()
-        self.dual_coef_ = result.solution.dual_coef
-        self.intercept_ = result.solution.intercept
-        self.X_fit_ = X
-        self.n_iter_ = result.n_iter
-        self.objective_history_ = result.objective_history
-        self.objective_ = float(result.solution.objective)
-        self.kkt_residual_ = float(result.kkt_residual)
-        self.converged_ = bool(result.converged)
-
-    # ------------------------------------------------------------------ inference
-    def _metric_for_kernel(self) -> np.ndarray:
-        return np.diag(self.Sigma_).copy() if self.diagonal else self.Sigma_
-
     def predict(self, X: Any) -> np.ndarray:
         """Predict ``f(x) + gamma`` with the learned kernel.
 
@@ -487,50 +548,7 @@ class MetricKernelRidge(
         y_pred : ndarray of shape (n_samples,)
             Predictions.
         """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        metric, family = self._metric_for_kernel(), self._family()
-        out = np.empty(X.shape[0])
-        for rows in row_chunks(X.shape[0], self.X_fit_.shape[0]):
-            K = kernel_matrix(X[rows], self.X_fit_, metric, family)
-            check_finite(K)
-            np.matmul(K, self.dual_coef_, out=out[rows])
-        out += self.intercept_
-        return out
-
-    def transform(self, X: Any) -> np.ndarray:
-        """Project on the learned subspace: ``X U`` with ``U = V sqrt(D)`` on ``D > 0``.
-
-        Then ``k_Sigma(x, x') = phi(||U^T x - U^T x'||^2)``: an isotropic kernel on the output
-        reproduces the learned one.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Inputs.
-
-        Returns
-        -------
-        X_new : ndarray of shape (n_samples, rank_)
-            Coordinates in the learned subspace, scaled by ``sqrt`` of the eigenvalues.
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        U = self.components_ * np.sqrt(self.eigenvalues_[: self.rank_])
-        out = np.empty((X.shape[0], U.shape[1]))
-        for rows in row_chunks(X.shape[0], max(X.shape[1], U.shape[1])):
-            np.matmul(X[rows], U, out=out[rows])
-        return out
-
-    @property
-    def _n_features_out(self) -> int:
-        """Number of output features of ``transform`` (for ``get_feature_names_out``)."""
-        return self.rank_
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.transformer_tags.preserves_dtype = ["float64"]
-        return tags
+        return self._decision(X)
 
 
 def _check_start(X: np.ndarray, Sigma0: np.ndarray, family: KernelFamily) -> None:

@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, eigh
 
+from ._logistic import logistic_inner
+
 __all__ = [
     "DISTANCE_KERNELS",
     "INNER_PRODUCT_KERNELS",
@@ -70,6 +72,9 @@ class KernelFamily:
     deriv_factor : float or None, default=None
         ``c`` where ``phi' = c phi`` (``-1`` for ``exp(-z)``): the gradient then reuses the kernel
         matrix instead of evaluating ``deriv``.
+    loss : {"squared", "logistic"}, default="squared"
+        Loss of the inner problem solved at every ``Sigma``: kernel ridge regression, or kernel
+        logistic regression on labels in ``{-1, +1}`` (`_logistic`).
     """
 
     kind: str
@@ -77,6 +82,7 @@ class KernelFamily:
     deriv: Callable[[np.ndarray], np.ndarray]
     name: str
     deriv_factor: float | None = None
+    loss: str = "squared"
 
 
 def _exp_of_minus(z: np.ndarray) -> np.ndarray:
@@ -270,10 +276,11 @@ def inner_solution(
     family: KernelFamily,
     with_intercept: bool = True,
 ) -> InnerSolution:
-    """Solve the inner problem over ``(a, gamma)`` in closed form with a Cholesky factorization.
+    """Solve the inner problem over ``(a, gamma)``: in closed form with a Cholesky factorization
+    (squared loss), or by Newton's method (``family.loss == "logistic"``, `logistic_inner`).
 
-    ``with_intercept=False`` skips the O(n^2) intercept (``nan``), which ``J_n`` and its gradient
-    do not need.
+    ``with_intercept=False`` skips the O(n^2) intercept of the squared loss (``nan``), which
+    ``J_n`` and its gradient do not need.
 
     Raises
     ------
@@ -284,6 +291,8 @@ def inner_solution(
     n = X.shape[0]
     A = kernel_argument(X, None, Sigma, family)
     K = family.fn(A)
+    if family.loss == "logistic":
+        return InnerSolution(*logistic_inner(K, y, lam), A, K)
     Kc = centred(K)
     Kc.flat[:: n + 1] += n * lam
     yc = y - y.mean()

@@ -1,0 +1,201 @@
+"""Binary classification with a learned metric: the logistic loss in the inner problem."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy.special import expit
+from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import column_or_1d, validate_data
+
+from ._estimator import MetricKernelModel
+from ._objective import KernelFamily
+
+__all__ = ["MetricKernelLogisticRegression"]
+
+
+class MetricKernelLogisticRegression(ClassifierMixin, MetricKernelModel):
+    """Kernel logistic regression that also learns the metric ``Sigma`` of its kernel.
+
+    Solves ``min_{f, gamma, Sigma PSD} (1/n) sum_i log(1 + exp(-y_i (f(x_i) + gamma)))
+    + (lam/2) ||f||^2`` over the RKHS of ``k_Sigma(x, x') = phi(||x - x'||^2_Sigma)``, labels
+    encoded as ``y_i = +-1``: the objective of `MetricKernelRidge` with the logistic loss in
+    place of the squared error. For fixed ``Sigma`` the inner problem is solved by Newton's
+    method; at its solution the derivative of the optimal value in the kernel matrix is
+    ``-(lam/2) a a^T`` as for the squared loss, so ``Sigma`` is learned by the same solvers
+    (and ``kkt_residual_`` means the same). As for regression, ``Sigma`` comes out exactly low
+    rank and ``transform`` projects on its column space: supervised dimension reduction for a
+    binary label.
+
+    Parameters
+    ----------
+    lam : float, default=0.01
+        Ridge parameter ``lambda > 0`` (the penalty ``(lam/2) ||f||^2`` sits next to the *mean*
+        log-loss, so ``lam`` corresponds to ``C = 1 / (n lam)`` of
+        ``sklearn.linear_model.LogisticRegression`` with a linear kernel). Smaller than the
+        regressor's default: the log-loss is of order 0.5 where squared errors of a
+        standardized target are of order 1 (on two Gaussian directions in 10 features,
+        ``lam = 0.01`` recovered the two directions; ``lam = 0.003`` added a third).
+    kernel, kernel_params, solver, lr, armijo_c, beta, tol, max_iter, diagonal, init, \
+op_norm_bound, batch_size, random_state
+        As in `MetricKernelRidge`. A mini-batch (``batch_size``) should hold both classes.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        The two class labels; the second is the positive class (``y = +1``).
+    Sigma_, eigenvalues_, components_, rank_, numerical_rank_, dual_coef_, intercept_, \
+X_fit_, n_iter_, objective_history_, objective_, kkt_residual_, converged_
+        As in `MetricKernelRidge` (``objective_`` is the penalized mean log-loss).
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when X has string feature names.
+
+    See Also
+    --------
+    MetricKernelRidge : The same with the squared error (regression).
+    sklearn.linear_model.LogisticRegression : The linear model with a fixed metric.
+
+    References
+    ----------
+    Y. Chen, Y. Li, K. Liu and F. Ruan, "Kernel Learning in Ridge Regression 'Automatically'
+    Yields Exact Low Rank Solution", arXiv:2310.11736 (the squared-loss objective and its
+    analysis; the logistic loss is this library's extension).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from robustkernel.metric_kernel_ridge import MetricKernelLogisticRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((200, 6))
+    >>> y = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 > 1.4, "outer", "inner")
+    >>> model = MetricKernelLogisticRegression().fit(X, y)
+    >>> model.rank_
+    2
+    >>> model.predict_proba(X[:2]).shape
+    (2, 2)
+    """
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **MetricKernelModel._parameter_constraints
+    }
+
+    def __init__(
+        self,
+        lam: float = 0.01,
+        *,
+        kernel: str | tuple[Any, Any] = "gaussian",
+        kernel_params: dict[str, Any] | None = None,
+        solver: str = "auto",
+        lr: float = 0.1,
+        armijo_c: float = 1e-3,
+        beta: float = 0.5,
+        tol: float | None = None,
+        max_iter: int = 2000,
+        diagonal: bool = False,
+        init: str | np.ndarray | None = None,
+        op_norm_bound: float | None = None,
+        batch_size: int | None = None,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
+        self.lam = lam
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.solver = solver
+        self.lr = lr
+        self.armijo_c = armijo_c
+        self.beta = beta
+        self.tol = tol
+        self.max_iter = max_iter
+        self.diagonal = diagonal
+        self.init = init
+        self.op_norm_bound = op_norm_bound
+        self.batch_size = batch_size
+        self.random_state = random_state
+
+    def _family(self) -> KernelFamily:
+        return replace(super()._family(), loss="logistic")
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X: Any, y: Any) -> MetricKernelLogisticRegression:
+        """Learn ``Sigma`` and the kernel logistic regression that goes with it.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training inputs.
+        y : array-like of shape (n_samples,)
+            Labels of exactly two classes.
+
+        Returns
+        -------
+        self : MetricKernelLogisticRegression
+            The fitted estimator.
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        self.classes_, encoded = np.unique(y, return_inverse=True)
+        if self.classes_.size != 2:
+            raise ValueError(
+                "Only binary classification is supported. "
+                f"{type(self).__name__} got {self.classes_.size} class(es): "
+                f"{self.classes_.tolist()[:10]}."
+            )
+        self._fit_metric(X, np.where(encoded == 1, 1.0, -1.0), self._family())
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """The log-odds ``f(x) + gamma`` of the positive class ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        return self._decision(X)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities ``(1 - p, p)`` with ``p = 1 / (1 + exp(-f(x) - gamma))``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+            Columns in the order of ``classes_``.
+        """
+        positive = expit(self._decision(X))
+        return np.column_stack([1.0 - positive, positive])
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The class of larger probability.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Labels from ``classes_``.
+        """
+        positive = self._decision(X) > 0
+        return self.classes_[positive.astype(int)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
