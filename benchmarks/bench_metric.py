@@ -18,7 +18,8 @@ Sections (``--section``, repeatable; default all):
   iterations, full-data J_n, rank, subspace error against the true central subspace, test RMSE.
 * ``robust``: the metric on contaminated targets (20% replaced by N(5, 5) draws) at n = 300,
   p = 20, f (a) - (d), lam = 0.1: the fit on the clean data, the oracle (the clean rows only),
-  the plain fit, and ``epsilon="auto"`` / ``epsilon=0.2``; rank, subspace error, test RMSE,
+  the plain fit, and ``epsilon="auto"`` / ``epsilon=0.2``, then `MetricKernelRidgeCV` on the
+  clean rows, on all rows and with ``epsilon="auto"``; rank, subspace error, test RMSE,
   corrupted rows left out, CPU seconds (medians over ``--seeds``).
 
 Run from the repository root, e.g. ``.venv/bin/python benchmarks/bench_metric.py``.
@@ -44,7 +45,11 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from robustkernel._report import replace_markdown_section
 from robustkernel.corruption import corrupt
 from robustkernel.datasets import make_kl_regression, make_kl_train_test, subspace_distance
-from robustkernel.metric_kernel_ridge import MetricKernelRidge, metric_kernel_ridge_path
+from robustkernel.metric_kernel_ridge import (
+    MetricKernelRidge,
+    MetricKernelRidgeCV,
+    metric_kernel_ridge_path,
+)
 from robustkernel.metric_kernel_ridge._objective import gradient, inner_solution, resolve_kernel
 
 LAMS = np.round(np.arange(1, 21) * 0.05, 2)
@@ -312,9 +317,11 @@ def _robust_fits(f: str, seed: int) -> list[dict[str, float]]:
         'epsilon="auto"': (bad.X, bad.y, "auto"),
         "epsilon=0.2": (bad.X, bad.y, 0.2),
     }
+    cv_fits = {k: fits[k] for k in ("oracle (clean rows)", "plain", 'epsilon="auto"')}
     rows = []
-    for name, (X, y, epsilon) in fits.items():
-        model = MetricKernelRidge(lam=0.1, epsilon=epsilon, random_state=0)
+    for name, (X, y, epsilon) in [*fits.items(), *((f"CV: {k}", v) for k, v in cv_fits.items())]:
+        cv = name.startswith("CV: ")
+        model = (MetricKernelRidgeCV if cv else MetricKernelRidge)(epsilon=epsilon, random_state=0)
         cpu_start = time.process_time()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -336,14 +343,16 @@ def _robust_fits(f: str, seed: int) -> list[dict[str, float]]:
 
 def section_robust(seeds: list[int]) -> list[str]:
     lines = [
-        "### Contaminated targets (n = 300, p = 20, Gaussian X, sigma = 0.1, lam = 0.1)",
+        "### Contaminated targets (n = 300, p = 20, Gaussian X, sigma = 0.1)",
         "",
         '20% of the training targets replaced by N(5, variance 5) draws (`corrupt(kind="label")`'
         "), the same rows for every fit of a data set. Clean data: the fit before corruption. "
         "Oracle: the fit on the clean rows of the corrupted set. Plain: `MetricKernelRidge()` on "
         "all rows. `epsilon`: the metric learned on the subquantile of the rows "
-        "(`MetricKernelRidge(epsilon=...)`). Subspace error `||P_hat - P_true||_F` against the "
-        "true central subspace (dimension 1 for f (a), (b); 2 for (c), (d)); test RMSE on 150 "
+        "(`MetricKernelRidge(epsilon=...)`), lam = 0.1 (the default) for all of these. CV: "
+        "`MetricKernelRidgeCV` (lam chosen on held-out rows, a final ridge for prediction). "
+        "Subspace error `||P_hat - P_true||_F` against the true central subspace (dimension 1 "
+        "for f (a), (b); 2 for (c), (d)); test RMSE on 150 "
         "clean points; caught: share of the corrupted rows left out. Medians over seeds "
         f"{', '.join(map(str, seeds))} (min - max in brackets for the subspace error).",
         "",

@@ -7,7 +7,13 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_limits
 
-from robustkernel.datasets import central_subspace, make_kl_regression, subspace_distance
+from robustkernel.corruption import corrupt
+from robustkernel.datasets import (
+    central_subspace,
+    make_kl_regression,
+    make_kl_train_test,
+    subspace_distance,
+)
 from robustkernel.metric_kernel_ridge import MetricKernelRidge, MetricKernelRidgeCV
 from robustkernel.metric_kernel_ridge._cv import leave_one_out_mse
 from robustkernel.metric_kernel_ridge._objective import kernel_argument, resolve_kernel
@@ -72,6 +78,29 @@ def test_the_path_stops_after_n_iter_no_change_worse_lams():
     np.testing.assert_array_equal(model.lams_, lams[:fitted])
 
 
+def test_epsilon_predicts_close_to_the_oracle_on_corrupted_targets():
+    # the paper's f (a), p = 20, 20% of the targets replaced by N(5, 5) draws
+    sim = make_kl_train_test(n=300, p=20, f="a", random_state=2)
+    bad = corrupt(sim.X_train, sim.y_train, kind="label", epsilon=0.2, random_state=2)
+    corrupted = np.zeros(sim.y_train.size, dtype=bool)
+    corrupted[bad.index] = True
+
+    def rmse(model: MetricKernelRidgeCV) -> float:
+        return float(np.sqrt(np.mean((model.predict(sim.X_test) - sim.y_test) ** 2)))
+
+    with threadpool_limits(1):
+        oracle = MetricKernelRidgeCV(random_state=0).fit(bad.X[~corrupted], bad.y[~corrupted])
+        plain = MetricKernelRidgeCV(random_state=0).fit(bad.X, bad.y)
+        robust = MetricKernelRidgeCV(epsilon="auto", random_state=0).fit(bad.X, bad.y)
+    assert rmse(robust) <= 1.25 * rmse(oracle), (rmse(robust), rmse(oracle))
+    assert rmse(plain) >= 5 * rmse(oracle)
+    assert (~robust.inlier_mask_ & corrupted).sum() >= 0.9 * corrupted.sum()
+    assert subspace_distance(robust.components_, sim.subspace) < 0.2
+    # refitting without epsilon forgets the trimming
+    robust.set_params(epsilon=None, lams=[0.1]).fit(bad.X, bad.y)
+    assert not hasattr(robust, "inlier_mask_") and not hasattr(robust, "X_fit_")
+
+
 def test_cv_rejects_bad_grids():
     X, y = make_kl_regression(n=30, p=3, f="a", random_state=0)
     for params in ({"lams": []}, {"scales": [0.0]}, {"ridges": [np.inf]}):
@@ -80,7 +109,12 @@ def test_cv_rejects_bad_grids():
 
 
 @parametrize_with_checks(
-    [MetricKernelRidgeCV(lams=[0.1], scales=[1.0], ridges=[0.1], max_iter=20, random_state=0)]
+    [
+        MetricKernelRidgeCV(lams=[0.1], scales=[1.0], ridges=[0.1], max_iter=20, random_state=0),
+        MetricKernelRidgeCV(
+            lams=[0.1], scales=[1.0], ridges=[0.1], max_iter=20, random_state=0, epsilon=0.1
+        ),
+    ]
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)

@@ -12,6 +12,7 @@ from conftest import make_regression
 from robustkernel import (
     MetricKernelLogisticRegression,
     MetricKernelRidge,
+    MetricKernelRidgeCV,
     SubquantileKernelClassifier,
     SubquantileKernelRegressor,
     __version__,
@@ -25,6 +26,9 @@ MODELS = {
     "metric": lambda: MetricKernelRidge(lam=0.1, max_iter=20).fit(X, y),
     "robust metric": lambda: MetricKernelRidge(lam=0.1, epsilon=0.1, max_iter=20).fit(X, y),
     "metric classifier": lambda: MetricKernelLogisticRegression(max_iter=20).fit(X, y > 0),
+    "robust metric cv": lambda: MetricKernelRidgeCV(
+        lams=[0.1], max_iter=20, epsilon=0.1, random_state=0
+    ).fit(X, y),
 }
 
 
