@@ -32,6 +32,7 @@ import pandas as pd
 import pytest
 from sklearn.base import BaseEstimator
 from sklearn.compose import TransformedTargetRegressor
+from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import RobustScaler, StandardScaler
@@ -41,8 +42,10 @@ from conftest import run_cli as run
 from robustkernel import (
     MetricKernelRidge,
     MetricKernelRidgeCV,
+    SubquantileClassifier,
     SubquantileKernelClassifier,
     SubquantileKernelRegressor,
+    SubquantileRegressor,
     __version__,
     baselines,
 )
@@ -133,6 +136,16 @@ CONFIGURATIONS = {
         ),
         X,
         Y_REGRESSION,
+    ),
+    "subquantile regressor around ridge": (
+        SubquantileRegressor(Ridge(), random_state=0),
+        X,
+        Y_REGRESSION,
+    ),
+    "subquantile classifier around logistic regression": (
+        SubquantileClassifier(LogisticRegression(), epsilon=0.1),
+        X,
+        Y_MULTICLASS,
     ),
     "metric kernel ridge cv": (
         MetricKernelRidgeCV(lams=[0.3, 0.1], max_iter=20, random_state=0),

@@ -1,5 +1,6 @@
 """robustkernel: kernel methods that stay right when a fraction of the training data is wrong."""
 
+from .meta import SubquantileClassifier, SubquantileRegressor
 from .metric_kernel_ridge import (
     MetricKernelLogisticRegression,
     MetricKernelRidge,
@@ -16,8 +17,10 @@ __all__ = [
     "MetricKernelRidge",
     "MetricKernelRidgeCV",
     "MetricKernelRidgePath",
+    "SubquantileClassifier",
     "SubquantileKernelClassifier",
     "SubquantileKernelRegressor",
+    "SubquantileRegressor",
     "__version__",
     "metric_kernel_ridge_path",
 ]

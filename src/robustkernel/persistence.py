@@ -41,9 +41,11 @@ SKOPS_SUFFIX = ".skops"
 # epsilon="auto", every solver), bare and inside the Pipeline(RobustScaler(), ...) of
 # ``robustkernel fit`` or the TransformedTargetRegressor of ``learn-metric``, and collecting
 # skops.io.get_untrusted_types of each dump; no NumPy or scikit-learn type beyond skops'
-# defaults was needed. tests/test_faults_security.py round-trips every configuration, so a
-# class missing here fails a test. Never add a function, a module or a prefix: skops calls
-# trusted names with arguments taken from the file.
+# defaults was needed. The meta-estimators hold the user's estimator: types it needs beyond
+# skops' defaults (e.g. the TreePredictor of histogram gradient boosting) are refused by name,
+# and such a model is saved as .joblib. tests/test_faults_security.py round-trips every
+# configuration, so a class missing here fails a test. Never add a function, a module or a
+# prefix: skops calls trusted names with arguments taken from the file.
 SKOPS_TRUSTED_TYPES: frozenset[str] = frozenset(
     {
         "robustkernel.baselines._crr.CRRKernelRegressor",
@@ -54,6 +56,8 @@ SKOPS_TRUSTED_TYPES: frozenset[str] = frozenset(
         "robustkernel.baselines._term.TiltedKernelClassifier",
         "robustkernel.baselines._term.TiltedKernelRegressor",
         "robustkernel.baselines._torrent.TorrentGDKernelRegressor",
+        "robustkernel.meta._estimators.SubquantileClassifier",
+        "robustkernel.meta._estimators.SubquantileRegressor",
         "robustkernel.metric_kernel_ridge._classifier.MetricKernelLogisticRegression",
         "robustkernel.metric_kernel_ridge._cv.MetricKernelRidgeCV",
         "robustkernel.metric_kernel_ridge._estimator.MetricKernelRidge",

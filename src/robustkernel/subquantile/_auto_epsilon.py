@@ -94,11 +94,40 @@ def regression_flags(
 ) -> np.ndarray:
     """Rows whose studentized squared residual is beyond the chi^2 ``level`` quantile of the
     robust scale."""
-    mask = evaluation.mask
     losses = studentized_losses(problem, evaluation)
-    C = problem.n_outputs
-    variance = np.median(losses[mask]) / chi2.ppf(mask.mean() / 2.0, df=C)
-    return losses > variance * chi2.ppf(level, df=C)
+    return beyond_scale(losses, evaluation.mask, problem.n_outputs, level)
+
+
+def beyond_scale(
+    losses: np.ndarray,
+    kept: np.ndarray,
+    n_outputs: int,
+    level: float = REGRESSION_LEVEL,
+    weights: np.ndarray | None = None,
+) -> np.ndarray:
+    """Rows whose squared residual ``losses`` (summed over ``n_outputs``) exceed sigma^2 times
+    the chi^2 ``level`` quantile, sigma^2 estimated from the ``kept`` rows.
+
+    The kept fraction q holds the losses below the q-quantile of sigma^2 chi^2_C, so their
+    median is sigma^2 times the q/2-quantile of chi^2_C. With ``weights`` (a row of weight w
+    counts as w copies), the median and the fraction are weighted.
+    """
+    weights = np.ones(losses.shape[0]) if weights is None else weights
+    share = weights[kept].sum() / weights.sum()
+    variance = weighted_median(losses[kept], weights[kept]) / chi2.ppf(share / 2.0, df=n_outputs)
+    return losses > variance * chi2.ppf(level, df=n_outputs)
+
+
+def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
+    """The median of ``values`` where a value of weight w counts as w copies (``np.median``
+    for unit weights: the mean of the two middle values when the half falls between them)."""
+    order = np.argsort(values, kind="stable")
+    values, cumulative = values[order], np.cumsum(weights[order])
+    half = 0.5 * cumulative[-1]
+    middle = int(np.searchsorted(cumulative, half))
+    if np.isclose(cumulative[middle], half, rtol=1e-12, atol=0.0) and middle + 1 < values.size:
+        return 0.5 * (values[middle] + values[middle + 1])
+    return float(values[middle])
 
 
 def studentized_losses(problem: Problem | FeatureProblem, evaluation: Evaluation) -> np.ndarray:

@@ -1,0 +1,645 @@
+"""SubquantileRegressor and SubquantileClassifier: Subquantile minimization around any estimator."""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy.special import expit, softmax
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    MetaEstimatorMixin,
+    RegressorMixin,
+    _fit_context,
+)
+from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state, indexable
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_array,
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+    has_fit_parameter,
+    validate_data,
+)
+
+from ..subquantile._auto_epsilon import (
+    CLASSIFICATION_PROBABILITY,
+    CLASSIFICATION_START,
+    MAX_EPSILON,
+    MAX_ROUNDS,
+    REGRESSION_START,
+    beyond_scale,
+)
+from ..subquantile._objective import ClassFloors
+from ._selection import fit_rows, out_of_fold_losses, weighted_subquantile
+
+# Fits without a smaller objective before the alternation stops (a heuristic estimator's kept
+# rows can cycle without repeating).
+PATIENCE = 3
+PROBABILITY_FLOOR = 1e-15  # -log of it, 34.5, is the largest classification loss
+
+
+class _BaseSubquantileMeta(MetaEstimatorMixin, BaseEstimator):
+    """Alternating Subquantile minimization around a scikit-learn estimator."""
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "estimator": [HasMethods(["fit", "predict"]), None],
+        "epsilon": [Interval(Real, 0.0, 0.5, closed="left"), StrOptions({"auto"})],
+        "n_folds": [Interval(Integral, 2, None, closed="left"), None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        estimator: Any = None,
+        *,
+        epsilon: float | str = "auto",
+        n_folds: int | None = None,
+        max_iter: int = 100,
+        random_state: int | np.random.RandomState | None = None,
+        verbose: int = 0,
+    ) -> None:
+        self.estimator = estimator
+        self.epsilon = epsilon
+        self.n_folds = n_folds
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # -- what subclasses define -----------------------------------------------------------------
+
+    def _default_estimator(self) -> Any:
+        raise NotImplementedError
+
+    def _encode_target(self, y: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    def _row_losses(self, fitted: Any, X: Any, y: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _flags(self, losses: np.ndarray, row_weights: np.ndarray, weights: np.ndarray):
+        raise NotImplementedError
+
+    def _start_epsilon(self, y: np.ndarray) -> float:
+        raise NotImplementedError
+
+    def _floors(self, y: np.ndarray, weights: np.ndarray | None) -> ClassFloors | None:
+        return None
+
+    # -- fitting --------------------------------------------------------------------------------
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> _BaseSubquantileMeta:
+        """Fit the estimator on the (1 - epsilon) fraction of rows it explains best.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
+            Training data, in whatever form the estimator accepts (it is indexed by rows,
+            never converted).
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Targets (regressor) or labels (classifier).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights: the kept rows are those of smallest loss until their weight reaches
+            (1 - epsilon) of the total, and the estimator is fitted with the kept rows'
+            weights (it must accept ``sample_weight``). Rows of weight 0 are left out, as if
+            absent.
+
+        Returns
+        -------
+        self : object
+            The fitted meta-estimator.
+        """
+        estimator = self._default_estimator() if self.estimator is None else self.estimator
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None."
+            )
+        validate_data(self, X, skip_check_array=True)
+        X, y = indexable(X, y)
+        y = self._encode_target(y)
+        check_consistent_length(X, y)
+        weighted = sample_weight is not None
+        if weighted and not has_fit_parameter(estimator, "sample_weight"):
+            raise ValueError(
+                f"{type(estimator).__name__}.fit does not accept sample_weight; fit without "
+                "sample_weight or use an estimator that takes it."
+            )
+        weights = _check_sample_weight(sample_weight, np.ones(len(y)), ensure_non_negative=True)
+        if not np.any(weights > 0):
+            raise ValueError("sample_weight must have at least one positive entry.")
+        self._seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        self._estimator, self._weighted, self._fits = estimator, weighted, 0
+        present = weights > 0
+        if self.epsilon == "auto":
+            row_weights, losses = self._estimate_epsilon(X, y, weights, present)
+        else:
+            row_weights, losses = self._alternate(X, y, weights, present, float(self.epsilon))
+        kept = row_weights > 0
+        self.inlier_mask_ = kept
+        self.outlier_scores_ = losses
+        self.row_weights_ = row_weights
+        self.epsilon_ = 1.0 - float(weights[kept].sum() / weights.sum())
+        self.n_fits_ = self._fits
+        return self
+
+    def _fit(self, X: Any, y: np.ndarray, row_weights: np.ndarray) -> Any:
+        self._fits += 1
+        return fit_rows(self._estimator, X, y, row_weights, self._weighted)
+
+    def _honest_losses(self, X: Any, y: np.ndarray, fitted: Any, row_weights: np.ndarray):
+        """Out-of-fold losses of the kept rows, out-of-sample losses of the others."""
+        n_folds = 5 if self.n_folds is None else self.n_folds
+        self._fits += n_folds
+        return out_of_fold_losses(
+            self._estimator, fitted, X, y, row_weights, self._weighted, self._row_losses,
+            n_folds, self._seed, stratify=isinstance(self, ClassifierMixin),
+        )
+
+    def _selection_losses(self, X: Any, y: np.ndarray, fitted: Any, row_weights: np.ndarray):
+        """The losses the trim ranks: in-sample, or out of fold when ``n_folds`` is set."""
+        if self.n_folds is None:
+            return self._row_losses(fitted, X, y)
+        return self._honest_losses(X, y, fitted, row_weights)
+
+    def _alternate(
+        self,
+        X: Any,
+        y: np.ndarray,
+        weights: np.ndarray,
+        start: np.ndarray,
+        epsilon: float,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Fit on the rows ``start``; then keep the subquantile of the losses and refit until
+        the kept rows repeat (a fixed point: that fit is kept), or the objective (the sum of
+        the kept losses) has not improved for ``PATIENCE`` fits, or ``max_iter`` fits (then the
+        fit of smallest objective is kept): an estimator that does not minimize its loss
+        exactly (boosting, networks) can swap a few rows at the boundary forever. Sets
+        ``estimator_`` and returns the weights of the rows it was fitted on and its losses."""
+        row_weights = np.where(start, weights, 0.0)
+        present = weights > 0
+        floors = self._floors(y[present], weights[present] if self._weighted else None)
+        best: tuple[float, Any, np.ndarray, np.ndarray] | None = None
+        stalled = 0
+        self.converged_ = False
+        for iteration in range(1, self.max_iter + 1):
+            fitted = self._fit(X, y, row_weights)
+            losses = self._selection_losses(X, y, fitted, row_weights)
+            new_weights = np.zeros_like(weights)
+            new_weights[present] = weighted_subquantile(
+                losses[present], epsilon, weights[present] if self._weighted else None, floors
+            )
+            objective = float(new_weights @ losses)
+            self.n_iter_ = iteration
+            if self.verbose:
+                changed = int(np.count_nonzero((new_weights > 0) != (row_weights > 0)))
+                print(
+                    f"[{type(self).__name__}] fit {iteration}: objective {objective:.6g}, "
+                    f"{changed} rows change"
+                )
+            if np.array_equal(new_weights, row_weights):
+                best = (objective, fitted, row_weights, losses)
+                self.converged_ = True
+                break
+            if best is None or objective < best[0]:
+                best, stalled = (objective, fitted, row_weights, losses), 0
+            else:
+                stalled += 1
+                if stalled == PATIENCE:
+                    self.converged_ = True
+                    break
+            row_weights = new_weights
+        else:
+            warnings.warn(
+                f"{type(self).__name__}: the kept rows still changed after max_iter="
+                f"{self.max_iter} fits; increase max_iter.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        _, self.estimator_, row_weights, losses = best
+        self.threshold_ = float(np.max(losses[row_weights > 0]))
+        return row_weights, losses
+
+    def _estimate_epsilon(
+        self, X: Any, y: np.ndarray, weights: np.ndarray, present: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """epsilon="auto": the reweighting step of least trimmed squares on out-of-fold losses.
+
+        Keep the rows of smallest out-of-fold loss under the fit on every row, all but a
+        generous start share; then fit on the kept rows, flag the rows whose out-of-fold loss
+        is implausible under that fit, keep the others, and repeat until the flagged rows
+        repeat (at most ``MAX_ROUNDS`` times; never more than ``MAX_EPSILON`` of the weight
+        flagged; classifiers keep half of every class). Out-of-fold, not in-sample, so that an
+        estimator that memorizes its rows (1-nearest neighbour, a large network) cannot
+        explain away the rows it was fitted on.
+        """
+        row_weights = np.where(present, weights, 0.0)
+        self.estimator_ = self._fit(X, y, row_weights)
+        losses = self._honest_losses(X, y, self.estimator_, row_weights)
+        floors = self._floors(y[present], None)  # whole rows: the flags are per row
+        row_weights = np.zeros_like(weights)
+        row_weights[present] = weighted_subquantile(
+            losses[present],
+            self._start_epsilon(y[present]),
+            weights[present] if self._weighted else None,
+            floors,
+        )
+        seen: set[bytes] = set()
+        self.converged_ = False
+        for iteration in range(1, MAX_ROUNDS + 1):
+            self.n_iter_ = iteration
+            self.estimator_ = self._fit(X, y, row_weights)
+            losses = self._honest_losses(X, y, self.estimator_, row_weights)
+            flagged = self._flags(losses, row_weights, weights) & present
+            if weights[flagged].sum() > MAX_EPSILON * weights.sum():
+                # The cap: the least suspect of the flagged rows are kept.
+                kept = weighted_subquantile(
+                    losses[present], MAX_EPSILON, weights[present] if self._weighted else None
+                )
+                flagged[present] = kept == 0
+            if floors is not None:
+                flagged[present] = floors.protect(
+                    np.ones(present.sum(), dtype=bool), flagged[present], losses[present]
+                )
+            flagged &= present
+            if self.verbose:
+                share = weights[flagged].sum() / weights.sum()
+                print(f"[{type(self).__name__}] round {iteration}: {share:.1%} of the rows flagged")
+            new_weights = np.where(present & ~flagged, weights, 0.0)
+            if np.array_equal(new_weights, row_weights):
+                self.converged_ = True
+                break
+            if flagged.tobytes() in seen:
+                break
+            seen.add(flagged.tobytes())
+            row_weights = new_weights
+        self.threshold_ = float(np.max(losses[row_weights > 0]))
+        return row_weights, losses
+
+    # -- prediction -----------------------------------------------------------------------------
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predictions of the estimator fitted on the kept rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            Predicted targets or labels.
+        """
+        check_is_fitted(self)
+        return self.estimator_.predict(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        estimator = self._default_estimator() if self.estimator is None else self.estimator
+        inner = estimator.__sklearn_tags__()
+        tags.input_tags.sparse = inner.input_tags.sparse
+        tags.input_tags.allow_nan = inner.input_tags.allow_nan
+        tags.input_tags.string = inner.input_tags.string
+        tags.input_tags.categorical = inner.input_tags.categorical
+        tags.target_tags.multi_output = inner.target_tags.multi_output
+        return tags
+
+
+def _estimator_has(method: str):
+    """Whether the fitted estimator (before fit: the given one) has ``method``."""
+
+    def check(self: _BaseSubquantileMeta) -> bool:
+        if hasattr(self, "estimator_"):
+            return hasattr(self.estimator_, method)
+        estimator = self._default_estimator() if self.estimator is None else self.estimator
+        return hasattr(estimator, method)
+
+    return check
+
+
+class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
+    """Subquantile minimization around any regressor: fit on the rows it explains best.
+
+    The estimator is fitted on the (1 - epsilon) fraction of the rows of smallest squared
+    residual, alternating fits and re-ranking until the kept rows repeat; the rest are
+    reported as suspects. Like :class:`~sklearn.linear_model.RANSACRegressor`, it takes the
+    model as ``estimator``: gradient boosting, neural networks, pipelines.
+
+    Parameters
+    ----------
+    estimator : estimator object, default=None
+        The model to fit on the kept rows; cloned, never modified. It must implement ``fit``
+        and ``predict``. None: ``HistGradientBoostingRegressor()``.
+    epsilon : float in [0, 0.5) or "auto", default="auto"
+        Fraction of the rows (of the weight, with ``sample_weight``) left out. "auto"
+        estimates it: keep the 60% of the rows of smallest out-of-fold loss under the fit on
+        every row, then refit on the kept rows and keep those whose out-of-fold squared
+        residual is within 3 robust standard deviations, until the flagged rows repeat.
+    n_folds : int >= 2 or None, default=None
+        Folds of the out-of-fold losses. None: a given epsilon ranks the rows by the loss of
+        the model fitted on the kept rows (the papers' alternating algorithm), and
+        epsilon="auto" uses 5 folds. An int: a given epsilon also ranks by out-of-fold
+        losses (each kept row scored by the model fitted on the kept rows of the other folds),
+        at ``n_folds`` extra fits per iteration. Set it with a given epsilon and an estimator
+        that can memorize its training rows (neural networks, deep trees, nearest
+        neighbours): it then explains the corrupted rows it was fitted on, and in-sample
+        losses keep them.
+    max_iter : int, default=100
+        Most fits of the alternation (a given epsilon; "auto" stops after 20 rounds).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the shuffled folds of the out-of-fold losses.
+    verbose : int, default=0
+        Print the number of rows that changed at every iteration when positive.
+
+    Attributes
+    ----------
+    estimator_ : estimator object
+        The clone of ``estimator`` fitted on the kept rows.
+    inlier_mask_ : ndarray of bool, shape (n_samples,)
+        True for the rows of the final fit; False marks a suspected outlier (and a row of
+        weight 0).
+    outlier_scores_ : ndarray of shape (n_samples,)
+        The squared residual (summed over outputs) of every row that the final selection
+        ranked (out of fold with epsilon="auto" or ``n_folds``); larger is more suspect.
+    threshold_ : float
+        The largest loss among the kept rows (of the last trim's ranking).
+    row_weights_ : ndarray of shape (n_samples,)
+        Weight of each row in the final fit: 1 (its ``sample_weight``) for kept rows, 0 for
+        the others, a part of its weight for the one row that completes (1 - epsilon).
+    epsilon_ : float
+        Share of the rows (of the weight) left out: the estimate with epsilon="auto".
+    n_iter_ : int
+        Fits of the alternation (rounds, with epsilon="auto").
+    n_fits_ : int
+        Fits of the estimator in all, fold fits included.
+    converged_ : bool
+        Whether the kept rows repeated (or, for a given epsilon, the objective stopped
+        decreasing) before the limit.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when X has string column names.
+
+    See Also
+    --------
+    SubquantileClassifier : The same around a classifier.
+    SubquantileKernelRegressor : Subquantile kernel ridge with its own solvers.
+    sklearn.linear_model.RANSACRegressor : Fits on random subsets, keeps the largest consensus.
+
+    Notes
+    -----
+    The objective is the Subquantile one: the sum of the losses of the k = ceil((1 - epsilon) n)
+    rows the model explains best. The alternation (fit on the kept rows, rank every row's loss,
+    keep the k smallest, refit until the kept rows repeat) never increases it for an estimator
+    that minimizes its loss on the rows it is given; for other estimators (boosting, early
+    stopping, neural networks) it is the papers' base-learner heuristic. The rows are indexed,
+    not weighted, so an estimator that does not take ``sample_weight`` works (and a weight of 0
+    is not the same as leaving a row out for every estimator, e.g. the binning of histogram
+    gradient boosting sees every row).
+
+    References
+    ----------
+    .. [1] A. Rathnashyam and A. Gittens, "Subquantile Minimization for Kernel Learning in
+       the Huber epsilon-Contamination Model", 2023 (Algorithm 5: the base-learner variant).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from robustkernel import SubquantileRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 3))
+    >>> y = X @ [1.0, -2.0, 0.5] + 0.1 * rng.normal(size=200)
+    >>> y[:40] = 20.0  # 20% of the targets wrong
+    >>> model = SubquantileRegressor(LinearRegression(), epsilon=0.2).fit(X, y)
+    >>> int(model.inlier_mask_[:40].sum())
+    0
+    >>> np.round(model.estimator_.coef_, 1)
+    array([ 1. , -2. ,  0.5])
+    """
+
+    def _default_estimator(self) -> Any:
+        return HistGradientBoostingRegressor()
+
+    def _encode_target(self, y: Any) -> np.ndarray:
+        y = check_array(y, ensure_2d=False, dtype="numeric", input_name="y")
+        self._n_outputs = 1 if y.ndim == 1 else y.shape[1]
+        return y
+
+    def _row_losses(self, fitted: Any, X: Any, y: np.ndarray) -> np.ndarray:
+        residuals = y.reshape(len(y), -1) - fitted.predict(X).reshape(len(y), -1)
+        return np.sum(residuals**2, axis=1)
+
+    def _flags(self, losses: np.ndarray, row_weights: np.ndarray, weights: np.ndarray):
+        return beyond_scale(losses, row_weights > 0, self._n_outputs, weights=weights)
+
+    def _start_epsilon(self, y: np.ndarray) -> float:
+        return REGRESSION_START
+
+
+class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
+    """Subquantile minimization around any classifier: fit on the rows it explains best.
+
+    The estimator is fitted on the (1 - epsilon) fraction of the rows of smallest log loss
+    (at least half of every class kept), alternating fits and re-ranking until the kept rows
+    repeat; the rest are reported as suspects (e.g. flipped labels).
+
+    Parameters
+    ----------
+    estimator : estimator object, default=None
+        The model to fit on the kept rows; cloned, never modified. It must implement ``fit``
+        and ``predict``, and ``predict_proba`` or ``decision_function`` to score the rows.
+        None: ``HistGradientBoostingClassifier()``.
+    epsilon : float in [0, 0.5) or "auto", default="auto"
+        Fraction of the rows (of the weight, with ``sample_weight``) left out. "auto"
+        estimates it: trim min(40%, half the smallest class's share) of the rows of largest
+        out-of-fold loss under the fit on every row, then refit on the kept rows and keep
+        those whose observed label gets an out-of-fold probability of at least 0.2, until the
+        flagged rows repeat; at least half of every class is kept.
+    n_folds : int >= 2 or None, default=None
+        Folds of the out-of-fold losses. None: a given epsilon ranks the rows by the loss of
+        the model fitted on the kept rows (the papers' alternating algorithm), and
+        epsilon="auto" uses 5 folds. An int: a given epsilon also ranks by out-of-fold
+        losses (each kept row scored by the model fitted on the kept rows of the other folds),
+        at ``n_folds`` extra fits per iteration. Set it with a given epsilon and an estimator
+        that can memorize its training rows (neural networks, deep trees, nearest
+        neighbours): it then explains the corrupted rows it was fitted on, and in-sample
+        losses keep them.
+    max_iter : int, default=100
+        Most fits of the alternation (a given epsilon; "auto" stops after 20 rounds).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the shuffled folds of the out-of-fold losses.
+    verbose : int, default=0
+        Print the number of rows that changed at every iteration when positive.
+
+    Attributes
+    ----------
+    estimator_ : estimator object
+        The clone of ``estimator`` fitted on the kept rows.
+    inlier_mask_ : ndarray of bool, shape (n_samples,)
+        True for the rows of the final fit; False marks a suspected outlier (and a row of
+        weight 0).
+    outlier_scores_ : ndarray of shape (n_samples,)
+        The log loss -log p(observed label) of every row that the final selection ranked
+        (out of fold with epsilon="auto" or ``n_folds``); p from ``predict_proba``, else the
+        sigmoid or softmax of ``decision_function``, at least 1e-15. Larger is more suspect.
+    threshold_ : float
+        The largest loss among the kept rows (of the last trim's ranking).
+    row_weights_ : ndarray of shape (n_samples,)
+        Weight of each row in the final fit: 1 (its ``sample_weight``) for kept rows, 0 for
+        the others, a part of its weight for the one row that completes (1 - epsilon).
+    epsilon_ : float
+        Share of the rows (of the weight) left out: the estimate with epsilon="auto".
+    n_iter_ : int
+        Fits of the alternation (rounds, with epsilon="auto").
+    n_fits_ : int
+        Fits of the estimator in all, fold fits included.
+    converged_ : bool
+        Whether the kept rows repeated (or, for a given epsilon, the objective stopped
+        decreasing) before the limit.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when X has string column names.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels, as ``estimator_.classes_``.
+
+    See Also
+    --------
+    SubquantileRegressor : The same around a regressor.
+    SubquantileKernelClassifier : Subquantile kernel logistic / softmax regression.
+    sklearn.linear_model.RANSACRegressor : Fits on random subsets, keeps the largest consensus.
+
+    Notes
+    -----
+    The objective is the Subquantile one: the sum of the losses of the k = ceil((1 - epsilon) n)
+    rows the model explains best. The alternation (fit on the kept rows, rank every row's loss,
+    keep the k smallest, refit until the kept rows repeat) never increases it for an estimator
+    that minimizes its loss on the rows it is given; for other estimators (boosting, early
+    stopping, neural networks) it is the papers' base-learner heuristic. The rows are indexed,
+    not weighted, so an estimator that does not take ``sample_weight`` works (and a weight of 0
+    is not the same as leaving a row out for every estimator, e.g. the binning of histogram
+    gradient boosting sees every row).
+
+    References
+    ----------
+    .. [1] A. Rathnashyam and A. Gittens, "Subquantile Minimization for Kernel Learning in
+       the Huber epsilon-Contamination Model", 2023 (Algorithm 5: the base-learner variant).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from robustkernel import SubquantileClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2))
+    >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    >>> y[:30] = 1 - y[:30]  # 10% of the labels flipped
+    >>> model = SubquantileClassifier(LogisticRegression(), epsilon=0.1).fit(X, y)
+    >>> bool(model.inlier_mask_[:30].mean() < 0.2)
+    True
+    """
+
+    def _default_estimator(self) -> Any:
+        return HistGradientBoostingClassifier()
+
+    def _encode_target(self, y: Any) -> np.ndarray:
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        return y
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> SubquantileClassifier:
+        super().fit(X, y, sample_weight)
+        self.classes_ = self.estimator_.classes_
+        return self
+
+    def _row_losses(self, fitted: Any, X: Any, y: np.ndarray) -> np.ndarray:
+        """-log of the probability of the observed label (probabilities from predict_proba,
+        else the sigmoid / softmax of decision_function); labels the model never saw get
+        ``PROBABILITY_FLOOR``."""
+        if hasattr(fitted, "predict_proba"):
+            P = fitted.predict_proba(X)
+        else:
+            scores = fitted.decision_function(X)
+            P = softmax(scores, axis=1) if scores.ndim == 2 else expit(np.c_[-scores, scores])
+        classes = fitted.classes_
+        column = np.clip(np.searchsorted(classes, y), 0, classes.size - 1)
+        seen = classes[column] == y
+        p = np.where(seen, P[np.arange(len(y)), column], PROBABILITY_FLOOR)
+        return -np.log(np.maximum(p, PROBABILITY_FLOOR))
+
+    def _flags(self, losses: np.ndarray, row_weights: np.ndarray, weights: np.ndarray):
+        return losses > -np.log(CLASSIFICATION_PROBABILITY)
+
+    def _start_epsilon(self, y: np.ndarray) -> float:
+        shares = np.unique(y, return_counts=True)[1] / len(y)
+        return min(CLASSIFICATION_START, 0.5 * float(shares.min()))
+
+    def _floors(self, y: np.ndarray, weights: np.ndarray | None) -> ClassFloors:
+        """Half of every class's rows (of its weight), rounded up for whole rows."""
+        labels = np.unique(y, return_inverse=True)[1]
+        totals = np.bincount(labels, weights=weights)
+        return ClassFloors(labels, np.ceil(np.round(totals / 2.0, 12)))
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities of the estimator fitted on the kept rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probabilities, columns in the order of ``classes_``.
+        """
+        check_is_fitted(self)
+        return self.estimator_.predict_proba(X)
+
+    @available_if(_estimator_has("predict_log_proba"))
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        """Log of :meth:`predict_proba` (the estimator's own).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probabilities, columns in the order of ``classes_``.
+        """
+        check_is_fitted(self)
+        return self.estimator_.predict_log_proba(X)
+
+    @available_if(_estimator_has("decision_function"))
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Decision values of the estimator fitted on the kept rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            The estimator's decision values.
+        """
+        check_is_fitted(self)
+        return self.estimator_.decision_function(X)
