@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 
-# The PyTorch backend is an optional extra: without torch its module cannot be imported, so its
-# doctests are not collected (tests/test_torch_backend.py skips itself the same way).
-TORCH_BACKEND = "src/robustkernel/subquantile/_torch_backend.py"
-collect_ignore = [] if importlib.util.find_spec("torch") else [TORCH_BACKEND]
+# PyTorch is an optional extra: without torch the device backend cannot be imported and the
+# networks' examples cannot run, so their doctests are not collected (tests/test_torch_backend.py
+# and tests/test_networks.py skip themselves the same way).
+NEED_TORCH = [
+    "src/robustkernel/subquantile/_torch_backend.py",
+    "src/robustkernel/nn/_loss.py",
+    "src/robustkernel/nn/_mlp.py",
+]
+collect_ignore = [] if importlib.util.find_spec("torch") else NEED_TORCH

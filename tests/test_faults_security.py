@@ -45,6 +45,8 @@ from robustkernel import (
     SubquantileClassifier,
     SubquantileKernelClassifier,
     SubquantileKernelRegressor,
+    SubquantileMLPClassifier,
+    SubquantileMLPRegressor,
     SubquantileRegressor,
     __version__,
     baselines,
@@ -144,6 +146,16 @@ CONFIGURATIONS = {
     ),
     "subquantile classifier around logistic regression": (
         SubquantileClassifier(LogisticRegression(), epsilon=0.1),
+        X,
+        Y_MULTICLASS,
+    ),
+    "subquantile network regressor": (
+        SubquantileMLPRegressor(hidden_units=4, max_iter=20, random_state=0),
+        X,
+        Y_REGRESSION,
+    ),
+    "subquantile network classifier multiclass": (
+        SubquantileMLPClassifier(hidden_units=4, max_iter=20, random_state=0),
         X,
         Y_MULTICLASS,
     ),

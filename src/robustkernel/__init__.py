@@ -8,6 +8,7 @@ from .metric_kernel_ridge import (
     MetricKernelRidgePath,
     metric_kernel_ridge_path,
 )
+from .nn import SubquantileMLPClassifier, SubquantileMLPRegressor
 from .subquantile import SubquantileKernelClassifier, SubquantileKernelRegressor
 
 __version__ = "0.1.0.dev0"
@@ -20,6 +21,8 @@ __all__ = [
     "SubquantileClassifier",
     "SubquantileKernelClassifier",
     "SubquantileKernelRegressor",
+    "SubquantileMLPClassifier",
+    "SubquantileMLPRegressor",
     "SubquantileRegressor",
     "__version__",
     "metric_kernel_ridge_path",

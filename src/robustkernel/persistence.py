@@ -59,6 +59,8 @@ SKOPS_TRUSTED_TYPES: frozenset[str] = frozenset(
         "robustkernel.meta._estimators.SubquantileClassifier",
         "robustkernel.meta._estimators.SubquantileRegressor",
         "robustkernel.metric_kernel_ridge._classifier.MetricKernelLogisticRegression",
+        "robustkernel.nn._mlp.SubquantileMLPClassifier",
+        "robustkernel.nn._mlp.SubquantileMLPRegressor",
         "robustkernel.metric_kernel_ridge._cv.MetricKernelRidgeCV",
         "robustkernel.metric_kernel_ridge._estimator.MetricKernelRidge",
         "robustkernel.subquantile._estimators.SubquantileKernelClassifier",

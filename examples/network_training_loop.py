@@ -1,0 +1,53 @@
+"""Subquantile minimization in your own PyTorch training loop, and the ready-made network.
+
+A small network learns y = sin(2x) from 500 rows, 20% of which have targets replaced by noise.
+With the mean squared error the network bends towards the corrupted rows; with
+``subquantile_loss`` (the mean of the 80% smallest per-sample losses) each step ignores the rows
+it explains worst. ``SubquantileMLPRegressor`` does the same as a scikit-learn estimator and
+reports the rows it left out. Needs PyTorch (``pip install robustkernel[gpu]``).
+
+Run: python examples/network_training_loop.py
+"""
+
+import numpy as np
+import torch
+
+from robustkernel import SubquantileMLPRegressor
+from robustkernel.nn import subquantile_loss
+
+torch.manual_seed(0)
+rng = np.random.default_rng(0)
+x = rng.uniform(-2, 2, size=(500, 1))
+y = np.sin(2 * x[:, 0]) + 0.05 * rng.normal(size=500)
+y[:100] = rng.normal(5, 2, size=100)  # 20% of the targets wrong
+x_test = np.linspace(-2, 2, 200)[:, None]
+X, Y = torch.tensor(x, dtype=torch.float32), torch.tensor(y, dtype=torch.float32)
+
+
+def train(loss_of_rows) -> torch.nn.Module:
+    network = torch.nn.Sequential(torch.nn.Linear(1, 32), torch.nn.Tanh(), torch.nn.Linear(32, 1))
+    optimizer = torch.optim.Adam(network.parameters(), lr=0.01)
+    for _ in range(2000):
+        optimizer.zero_grad()
+        per_sample = (network(X)[:, 0] - Y) ** 2  # reduction="none"
+        loss_of_rows(per_sample).backward()
+        optimizer.step()
+    return network
+
+
+def test_rmse(predict) -> float:
+    return float(np.sqrt(np.mean((predict(x_test) - np.sin(2 * x_test[:, 0])) ** 2)))
+
+
+def torch_predict(network):
+    return lambda z: network(torch.tensor(z, dtype=torch.float32))[:, 0].detach().numpy()
+
+
+plain = train(lambda losses: losses.mean())
+robust = train(lambda losses: subquantile_loss(losses, epsilon=0.2))
+model = SubquantileMLPRegressor(epsilon=0.2, hidden_units=32, random_state=0).fit(x, y)
+
+print(f"test RMSE, mean squared error loop:  {test_rmse(torch_predict(plain)):.3f}")
+print(f"test RMSE, subquantile_loss loop:    {test_rmse(torch_predict(robust)):.3f}")
+print(f"test RMSE, SubquantileMLPRegressor:  {test_rmse(model.predict):.3f}")
+print(f"corrupted rows left out by the estimator: {1 - model.inlier_mask_[:100].mean():.0%}")

@@ -1,0 +1,72 @@
+"""The Subquantile objective on per-sample losses, for PyTorch training loops."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._fractions import n_kept
+
+
+def subquantile_loss(losses: Any, epsilon: float, *, smoothing: float | None = None) -> Any:
+    """The mean of the ``(1 - epsilon)`` fraction of smallest per-sample losses.
+
+    This is the papers' g(t, f) = t - (1 / k) sum_i (t - l_i)_+ at its maximizing t, the k-th
+    smallest loss (k = ceil((1 - epsilon) n)): its gradient is the mean gradient of the k
+    best-explained samples, so a training step ignores the rows that look corrupted. With
+    ``smoothing=s`` the hinge is replaced by the softplus (1 / s) log(1 + exp(s x)), and every
+    sample's gradient is weighted by sigmoid(s (t - l_i)) / k; s -> infinity gives the hard
+    version.
+
+    Parameters
+    ----------
+    losses : torch.Tensor of shape (n_samples,)
+        Per-sample losses (e.g. ``reduction="none"`` of a torch loss), on any device.
+    epsilon : float in [0, 0.5)
+        Fraction of the samples left out.
+    smoothing : float > 0 or None, default=None
+        Softplus sharpness s (in 1 / loss units); None for the hard subquantile.
+
+    Returns
+    -------
+    loss : torch.Tensor
+        A scalar to call ``backward()`` on.
+
+    Raises
+    ------
+    TypeError
+        ``losses`` is not a torch tensor.
+    ValueError
+        ``losses`` is not one-dimensional and non-empty, ``epsilon`` is outside [0, 0.5) or
+        ``smoothing`` is not positive.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from robustkernel.nn import subquantile_loss
+    >>> model = torch.nn.Linear(3, 1)
+    >>> X, y = torch.randn(100, 3), torch.randn(100)
+    >>> y[:10] = 50.0  # corrupted targets
+    >>> per_sample = torch.nn.functional.mse_loss(model(X).squeeze(1), y, reduction="none")
+    >>> loss = subquantile_loss(per_sample, epsilon=0.1)
+    >>> loss.backward()  # the 10 rows of largest loss get no gradient
+    """
+    import torch
+
+    if not isinstance(losses, torch.Tensor):
+        raise TypeError(f"losses must be a torch.Tensor, got {type(losses).__name__}.")
+    if losses.ndim != 1 or losses.shape[0] == 0:
+        raise ValueError(
+            f"losses must be a non-empty 1-d tensor of per-sample losses, got shape "
+            f"{tuple(losses.shape)}."
+        )
+    if not 0.0 <= epsilon < 0.5:
+        raise ValueError(f"epsilon must be in [0, 0.5), got {epsilon}.")
+    if smoothing is not None and not smoothing > 0:
+        raise ValueError(f"smoothing must be positive or None, got {smoothing}.")
+    k = n_kept(losses.shape[0], epsilon)
+    smallest = torch.topk(losses, k, largest=False, sorted=True).values
+    if smoothing is None:
+        return smallest.mean()
+    t = smallest[-1].detach()
+    hinge = torch.nn.functional.softplus(t - losses, beta=smoothing)
+    return t - hinge.sum() / k

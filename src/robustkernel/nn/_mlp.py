@@ -1,0 +1,615 @@
+"""Two-layer networks f(x) = sum_k a_k sigma(w_k^T x + c_k) + b trained by Subquantile descent."""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy.special import expit, logsumexp, softmax
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.preprocessing import LabelEncoder, RobustScaler
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._fractions import n_kept
+from ._loss import subquantile_loss
+
+ACTIVATIONS = ("tanh", "relu", "sigmoid", "softplus")
+SOLVERS = ("gd", "momentum", "nesterov", "adam")
+MAD_TO_SD = 1.4826  # the median absolute deviation of N(0, 1) is 1 / 1.4826
+
+
+def _load_torch() -> Any:
+    """PyTorch, imported on first use; a clear error without it."""
+    try:
+        import torch
+    except ImportError as error:
+        raise ImportError(
+            "The Subquantile networks need PyTorch, which is not installed: pip install "
+            "robustkernel[gpu] (or torch)."
+        ) from error
+    return torch
+
+
+class _BaseSubquantileMLP(BaseEstimator):
+    """A two-layer network fitted on the (1 - epsilon) fraction of rows it explains best."""
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "epsilon": [Interval(Real, 0.0, 0.5, closed="left")],
+        "hidden_units": [Interval(Integral, 1, None, closed="left")],
+        "activation": [StrOptions(set(ACTIVATIONS))],
+        "solver": [StrOptions(set(SOLVERS))],
+        "learning_rate": [Interval(Real, 0.0, None, closed="neither")],
+        "momentum": [Interval(Real, 0.0, 1.0, closed="left")],
+        "alpha": [Interval(Real, 0.0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
+        "selection": [StrOptions({"batch", "refresh"})],
+        "refresh_every": [Interval(Integral, 1, None, closed="left")],
+        "smoothing": [Interval(Real, 0.0, None, closed="neither"), None],
+        "tol": [Interval(Real, 0.0, None, closed="left")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "device": [str, None],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        epsilon: float = 0.2,
+        *,
+        hidden_units: int = 64,
+        activation: str = "tanh",
+        solver: str = "nesterov",
+        learning_rate: float = 0.1,
+        momentum: float = 0.9,
+        alpha: float = 1e-4,
+        max_iter: int = 3000,
+        batch_size: int | None = None,
+        selection: str = "refresh",
+        refresh_every: int = 1,
+        smoothing: float | None = None,
+        tol: float = 1e-4,
+        n_iter_no_change: int = 50,
+        random_state: int | np.random.RandomState | None = None,
+        device: str | None = None,
+        verbose: int = 0,
+    ) -> None:
+        self.epsilon = epsilon
+        self.hidden_units = hidden_units
+        self.activation = activation
+        self.solver = solver
+        self.learning_rate = learning_rate
+        self.momentum = momentum
+        self.alpha = alpha
+        self.max_iter = max_iter
+        self.batch_size = batch_size
+        self.selection = selection
+        self.refresh_every = refresh_every
+        self.smoothing = smoothing
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.random_state = random_state
+        self.device = device
+        self.verbose = verbose
+
+    # -- what subclasses define -----------------------------------------------------------------
+
+    def _encode(self, y: Any) -> np.ndarray:
+        """Targets as the network's training array (regression: scaled; labels: indices)."""
+        raise NotImplementedError
+
+    def _n_outputs(self) -> int:
+        raise NotImplementedError
+
+    def _row_losses(self, torch: Any, outputs: Any, targets: Any) -> Any:
+        """Per-row losses of the network outputs, a tensor of shape (n,)."""
+        raise NotImplementedError
+
+    def _numpy_losses(self, outputs: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        """The same losses in NumPy (float64), for the fitted attributes."""
+        raise NotImplementedError
+
+    def _loss_scale(self) -> float:
+        """Factor from training-scale losses to the reported ones."""
+        return 1.0
+
+    # -- fitting --------------------------------------------------------------------------------
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X: Any, y: Any) -> _BaseSubquantileMLP:
+        """Train the network by Subquantile gradient descent.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (scaled inside by the median and the interquartile range).
+        y : array-like of shape (n_samples,)
+            Targets (regressor) or labels (classifier).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        torch = _load_torch()
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+        targets = self._encode(y)
+        self.scaler_ = RobustScaler(unit_variance=True).fit(X)
+        Xs = self.scaler_.transform(X)
+        if not np.all(np.isfinite(Xs)):
+            raise ValueError("X holds values too large to scale; check the features.")
+        device = self._torch_device(torch)
+        generator = torch.Generator().manual_seed(
+            int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        )
+        network = self._network(torch, X.shape[1], generator).to(device)
+        inputs = torch.as_tensor(Xs, dtype=torch.float32, device=device)
+        target_tensor = torch.as_tensor(targets, device=device)
+        if target_tensor.is_floating_point():
+            target_tensor = target_tensor.float()
+        optimizer = self._optimizer(torch, network)
+        history = self._train(torch, network, optimizer, inputs, target_tensor, generator)
+        layers = (network[0], network[2])
+        self.coefs_ = [layer.weight.detach().cpu().double().numpy().T for layer in layers]
+        self.intercepts_ = [layer.bias.detach().cpu().double().numpy() for layer in layers]
+        losses = self._numpy_losses(self._forward(Xs), targets) * self._loss_scale()
+        k = n_kept(len(losses), self.epsilon)
+        order = np.argsort(losses, kind="stable")
+        self.inlier_mask_ = np.zeros(len(losses), dtype=bool)
+        self.inlier_mask_[order[:k]] = True
+        self.outlier_scores_ = losses
+        self.threshold_ = float(losses[order[k - 1]])
+        self.objective_history_ = np.asarray(history) * self._loss_scale()
+        return self
+
+    def _forward(self, Xs: np.ndarray) -> np.ndarray:
+        """The trained network on scaled inputs, in NumPy (float64): outputs (n, n_outputs)."""
+        hidden = Xs @ self.coefs_[0] + self.intercepts_[0]
+        if self.activation == "tanh":
+            hidden = np.tanh(hidden)
+        elif self.activation == "relu":
+            hidden = np.maximum(hidden, 0.0)
+        elif self.activation == "sigmoid":
+            hidden = expit(hidden)
+        else:
+            hidden = np.logaddexp(0.0, hidden)
+        return hidden @ self.coefs_[1] + self.intercepts_[1]
+
+    def _torch_device(self, torch: Any) -> Any:
+        if self.device is None:
+            return torch.device("cpu")
+        from ..subquantile._torch_backend import torch_device
+
+        return torch_device(self.device)
+
+    def _network(self, torch: Any, n_features: int, generator: Any) -> Any:
+        """Linear - activation - linear, Glorot-uniform weights and zero biases."""
+        activations = {
+            "tanh": torch.nn.Tanh,
+            "relu": torch.nn.ReLU,
+            "sigmoid": torch.nn.Sigmoid,
+            "softplus": torch.nn.Softplus,
+        }
+        network = torch.nn.Sequential(
+            torch.nn.Linear(n_features, self.hidden_units),
+            activations[self.activation](),
+            torch.nn.Linear(self.hidden_units, self._n_outputs()),
+        )
+        for layer in (network[0], network[2]):
+            bound = float(np.sqrt(6.0 / (layer.in_features + layer.out_features)))
+            with torch.no_grad():
+                layer.weight.uniform_(-bound, bound, generator=generator)
+                layer.bias.zero_()
+        return network
+
+    def _optimizer(self, torch: Any, network: Any) -> Any:
+        parameters = network.parameters()
+        if self.solver == "adam":
+            return torch.optim.Adam(parameters, lr=self.learning_rate)
+        momentum = 0.0 if self.solver == "gd" else self.momentum
+        nesterov = self.solver == "nesterov" and momentum > 0
+        return torch.optim.SGD(
+            parameters, lr=self.learning_rate, momentum=momentum, nesterov=nesterov
+        )
+
+    def _objective(self, torch: Any, network: Any, inputs: Any, targets: Any) -> Any:
+        """The full-data objective."""
+        losses = self._row_losses(torch, network(inputs), targets)
+        return self._penalized(network, losses, self.epsilon)
+
+    def _penalized(self, network: Any, losses: Any, epsilon: float) -> Any:
+        """Subquantile of ``losses`` plus the ridge on the weights, (alpha / 2k) ||W||^2."""
+        k = n_kept(losses.shape[0], epsilon)
+        penalty = sum((layer.weight**2).sum() for layer in (network[0], network[2]))
+        subquantile = subquantile_loss(losses, epsilon, smoothing=self.smoothing)
+        return subquantile + (0.5 * self.alpha / k) * penalty
+
+    def _train(
+        self, torch: Any, network: Any, optimizer: Any, inputs: Any, targets: Any, generator: Any
+    ) -> list[float]:
+        """Full-batch steps (``batch_size=None``) or epochs of mini-batches; stops when the
+        full-data objective has not improved by ``tol`` (relative) for ``n_iter_no_change``
+        iterations (epochs)."""
+        n = inputs.shape[0]
+        history: list[float] = []
+        best, stalled = np.inf, 0
+        self.converged_ = False
+        kept = torch.arange(n, device=inputs.device)
+        for iteration in range(1, self.max_iter + 1):
+            if self.batch_size is None:
+                optimizer.zero_grad()
+                objective = self._objective(torch, network, inputs, targets)
+                objective.backward()
+                optimizer.step()
+                value = float(objective.detach())
+            else:
+                if self.selection == "refresh" and (iteration - 1) % self.refresh_every == 0:
+                    kept = self._kept_rows(torch, network, inputs, targets)
+                self._epoch(torch, network, optimizer, inputs, targets, kept, generator)
+                with torch.no_grad():
+                    value = float(self._objective(torch, network, inputs, targets))
+            history.append(value)
+            self.n_iter_ = iteration
+            if self.verbose and iteration % 100 == 0:
+                print(f"[{type(self).__name__}] iteration {iteration}: objective {value:.6g}")
+            if value < best * (1.0 - self.tol):
+                best, stalled = value, 0
+            else:
+                stalled += 1
+                if stalled >= self.n_iter_no_change:
+                    self.converged_ = True
+                    break
+        if not self.converged_:
+            warnings.warn(
+                f"{type(self).__name__}: the objective still decreased after max_iter="
+                f"{self.max_iter} iterations; increase max_iter or learning_rate.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        return history
+
+    def _kept_rows(self, torch: Any, network: Any, inputs: Any, targets: Any) -> Any:
+        """Indices of the k rows of smallest loss under the current network."""
+        with torch.no_grad():
+            losses = self._row_losses(torch, network(inputs), targets)
+        k = n_kept(inputs.shape[0], self.epsilon)
+        return torch.topk(losses, k, largest=False).indices
+
+    def _epoch(
+        self,
+        torch: Any,
+        network: Any,
+        optimizer: Any,
+        inputs: Any,
+        targets: Any,
+        rows: Any,
+        generator: Any,
+    ) -> None:
+        """One pass over ``rows`` in shuffled mini-batches. ``selection="batch"``: every batch
+        keeps its own subquantile; ``"refresh"``: ``rows`` are already the kept ones, and each
+        batch's losses are averaged."""
+        order = rows[torch.randperm(rows.shape[0], generator=generator).to(rows.device)]
+        epsilon = self.epsilon if self.selection == "batch" else 0.0
+        for start in range(0, order.shape[0], self.batch_size):
+            batch = order[start : start + self.batch_size]
+            optimizer.zero_grad()
+            losses = self._row_losses(torch, network(inputs[batch]), targets[batch])
+            self._penalized(network, losses, epsilon).backward()
+            optimizer.step()
+
+    # -- prediction -----------------------------------------------------------------------------
+
+    def _outputs(self, X: Any) -> np.ndarray:
+        """Network outputs on X, shape (n_samples, n_outputs) (NumPy: no PyTorch needed)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self._forward(self.scaler_.transform(X))
+
+
+class SubquantileMLPRegressor(RegressorMixin, _BaseSubquantileMLP):
+    """Two-layer network regression fitted on the rows it explains best (Subquantile descent).
+
+    f(x) = sum_k a_k sigma(w_k^T x + c_k) + b is trained by gradient steps on the mean squared
+    residual of the k = ceil((1 - epsilon) n) rows of smallest residual, chosen anew at every
+    step (the papers' Subquantile gradient with momentum or Nesterov acceleration); the other
+    rows are reported as suspects. Inputs are scaled by their median and interquartile range,
+    targets by their median and median absolute deviation, so corrupted values do not set the
+    scale.
+
+    Parameters
+    ----------
+    epsilon : float in [0, 0.5), default=0.2
+        Fraction of the rows left out. For an estimate, wrap ``MLPRegressor`` in
+        :class:`SubquantileRegressor` (``epsilon="auto"``).
+    hidden_units : int, default=64
+        Width of the hidden layer.
+    activation : {"tanh", "relu", "sigmoid", "softplus"}, default="tanh"
+        sigma.
+    solver : {"gd", "momentum", "nesterov", "adam"}, default="nesterov"
+        The update: gradient descent, heavy ball, Nesterov (both with ``momentum``) or Adam.
+    learning_rate : float, default=0.1
+        Step size.
+    momentum : float in [0, 1), default=0.9
+        Momentum of "momentum" and "nesterov".
+    alpha : float, default=1e-4
+        Ridge penalty on the weights, (alpha / 2k) ||W||^2.
+    max_iter : int, default=3000
+        Most iterations (full-batch steps, or epochs with ``batch_size``).
+    batch_size : int or None, default=None
+        None: full-batch steps. An int: epochs of shuffled mini-batches.
+    selection : {"batch", "refresh"}, default="refresh"
+        With ``batch_size``: "refresh" chooses the k rows of smallest loss on the full data
+        every ``refresh_every`` epochs and takes the mini-batches from them; "batch" keeps the
+        subquantile of each mini-batch (noisier: a batch holds a random share of the corrupted
+        rows; ``benchmarks/bench_networks.py`` measures both).
+    refresh_every : int, default=1
+        Epochs between the full-data selections of ``selection="refresh"``.
+    smoothing : float or None, default=None
+        Softplus-smoothed subquantile (see :func:`robustkernel.nn.subquantile_loss`).
+    tol : float, default=1e-4
+        Relative decrease of the full-data objective that counts as progress.
+    n_iter_no_change : int, default=50
+        Iterations without progress before stopping.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initial weights and the mini-batches.
+    device : str or None, default=None
+        A torch device ("cuda", "cpu"); None: the CPU.
+    verbose : int, default=0
+        Print the objective every 100 iterations when positive.
+
+    Attributes
+    ----------
+    coefs_ : list of two ndarrays
+        Weights of the hidden and the output layer, shapes (n_features, hidden_units) and
+        (hidden_units, 1), on scaled inputs and targets (prediction needs no PyTorch).
+    intercepts_ : list of two ndarrays
+        Biases of the two layers.
+    scaler_ : RobustScaler
+        The input scaling.
+    target_center_, target_scale_ : float
+        The target scaling: median and 1.4826 x the median absolute deviation.
+    inlier_mask_ : ndarray of bool, shape (n_samples,)
+        True for the k rows of smallest squared residual under the trained network.
+    outlier_scores_ : ndarray of shape (n_samples,)
+        Squared residual of every training row; larger is more suspect.
+    threshold_ : float
+        The k-th smallest squared residual.
+    objective_history_ : ndarray of shape (n_iter_,)
+        The full-data objective after every iteration (in squared target units).
+    n_iter_ : int
+        Iterations run.
+    converged_ : bool
+        Whether the objective stopped improving before ``max_iter``.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when X has string column names.
+
+    See Also
+    --------
+    SubquantileMLPClassifier : The same for labels.
+    SubquantileRegressor : Subquantile minimization around any estimator.
+    robustkernel.nn.subquantile_loss : The objective, for your own training loop.
+
+    Notes
+    -----
+    The papers prove the guarantees of Subquantile minimization for two-layer networks
+    (f = sum_k a_k sigma(w_k^T x)); this class trains exactly that model. The gradient of the
+    subquantile is the mean gradient of the kept rows, so each step ignores the rows the
+    network explains worst at that step.
+
+    References
+    ----------
+    .. [1] A. Rathnashyam and A. Gittens, "Kernel Learning in the Huber epsilon-Contamination
+       Model" (two-layer neural networks).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from robustkernel import SubquantileMLPRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2))
+    >>> y = np.tanh(X[:, 0] - X[:, 1]) + 0.05 * rng.normal(size=300)
+    >>> y[:60] = rng.normal(5, 2, size=60)  # 20% of the targets wrong
+    >>> model = SubquantileMLPRegressor(hidden_units=16, random_state=0).fit(X, y)
+    >>> bool(model.inlier_mask_[:60].mean() < 0.1)
+    True
+    """
+
+    def _encode(self, y: Any) -> np.ndarray:
+        y = np.asarray(y, dtype=np.float64)
+        self.target_center_ = float(np.median(y))
+        scale = MAD_TO_SD * float(np.median(np.abs(y - self.target_center_)))
+        self.target_scale_ = scale if scale > 0 else max(float(np.std(y)), 1.0)
+        return (y - self.target_center_) / self.target_scale_
+
+    def _n_outputs(self) -> int:
+        return 1
+
+    def _row_losses(self, torch: Any, outputs: Any, targets: Any) -> Any:
+        return (outputs[:, 0] - targets) ** 2
+
+    def _numpy_losses(self, outputs: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        return (outputs[:, 0] - targets) ** 2
+
+    def _loss_scale(self) -> float:
+        return self.target_scale_**2
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted targets.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            The network's outputs in the units of the training targets.
+        """
+        return self._outputs(X)[:, 0] * self.target_scale_ + self.target_center_
+
+
+class SubquantileMLPClassifier(ClassifierMixin, _BaseSubquantileMLP):
+    """Two-layer network classification fitted on the rows it explains best.
+
+    As :class:`SubquantileMLPRegressor`, with the cross-entropy of the observed label as the
+    per-row loss (logistic for two classes, softmax for more): flipped labels are the rows the
+    steps leave out.
+
+    Parameters
+    ----------
+    epsilon : float in [0, 0.5), default=0.2
+        Fraction of the rows left out.
+    hidden_units : int, default=64
+        Width of the hidden layer.
+    activation : {"tanh", "relu", "sigmoid", "softplus"}, default="tanh"
+        sigma.
+    solver : {"gd", "momentum", "nesterov", "adam"}, default="nesterov"
+        The update.
+    learning_rate : float, default=0.1
+        Step size.
+    momentum : float in [0, 1), default=0.9
+        Momentum of "momentum" and "nesterov".
+    alpha : float, default=1e-4
+        Ridge penalty on the weights, (alpha / 2k) ||W||^2.
+    max_iter : int, default=3000
+        Most iterations (full-batch steps, or epochs with ``batch_size``).
+    batch_size : int or None, default=None
+        None: full-batch steps. An int: epochs of shuffled mini-batches.
+    selection : {"batch", "refresh"}, default="refresh"
+        With ``batch_size``: the subquantile of each mini-batch, or of the full data every
+        ``refresh_every`` epochs.
+    refresh_every : int, default=1
+        Epochs between the full-data selections of ``selection="refresh"``.
+    smoothing : float or None, default=None
+        Softplus-smoothed subquantile.
+    tol : float, default=1e-4
+        Relative decrease of the full-data objective that counts as progress.
+    n_iter_no_change : int, default=50
+        Iterations without progress before stopping.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initial weights and the mini-batches.
+    device : str or None, default=None
+        A torch device; None: the CPU.
+    verbose : int, default=0
+        Print the objective every 100 iterations when positive.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    coefs_ : list of two ndarrays
+        Weights of the hidden and the output layer, shapes (n_features, hidden_units) and
+        (hidden_units, n_outputs) (1 for two classes, else n_classes), on scaled inputs;
+        outputs are logits (prediction needs no PyTorch).
+    intercepts_ : list of two ndarrays
+        Biases of the two layers.
+    scaler_ : RobustScaler
+        The input scaling.
+    inlier_mask_ : ndarray of bool, shape (n_samples,)
+        True for the k rows of smallest cross-entropy under the trained network.
+    outlier_scores_ : ndarray of shape (n_samples,)
+        Cross-entropy -log p(observed label) of every training row.
+    threshold_ : float
+        The k-th smallest cross-entropy.
+    objective_history_ : ndarray of shape (n_iter_,)
+        The full-data objective after every iteration.
+    n_iter_ : int
+        Iterations run.
+    converged_ : bool
+        Whether the objective stopped improving before ``max_iter``.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when X has string column names.
+
+    See Also
+    --------
+    SubquantileMLPRegressor : The same for real targets.
+    SubquantileClassifier : Subquantile minimization around any classifier.
+
+    References
+    ----------
+    .. [1] A. Rathnashyam and A. Gittens, "Kernel Learning in the Huber epsilon-Contamination
+       Model" (two-layer neural networks).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from robustkernel import SubquantileMLPClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2))
+    >>> y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    >>> model = SubquantileMLPClassifier(epsilon=0.1, random_state=0).fit(X, y)
+    >>> bool(model.score(X, y) > 0.9)
+    True
+    """
+
+    def _encode(self, y: Any) -> np.ndarray:
+        check_classification_targets(y)
+        encoder = LabelEncoder().fit(y)
+        if encoder.classes_.size < 2:
+            raise ValueError("The labels hold one class; a classifier needs two or more.")
+        self.classes_ = encoder.classes_
+        return encoder.transform(y)
+
+    def _n_outputs(self) -> int:
+        return 1 if self.classes_.size == 2 else self.classes_.size
+
+    def _row_losses(self, torch: Any, outputs: Any, targets: Any) -> Any:
+        functional = torch.nn.functional
+        if outputs.shape[1] == 1:
+            return functional.binary_cross_entropy_with_logits(
+                outputs[:, 0], targets.to(outputs.dtype), reduction="none"
+            )
+        return functional.cross_entropy(outputs, targets.long(), reduction="none")
+
+    def _numpy_losses(self, outputs: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        if outputs.shape[1] == 1:
+            z = outputs[:, 0]
+            return np.logaddexp(0.0, z) - targets * z  # -log sigmoid(z) or -log(1 - sigmoid)
+        log_proba = outputs - logsumexp(outputs, axis=1, keepdims=True)
+        return -log_proba[np.arange(len(targets)), targets]
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probabilities, columns in the order of ``classes_``.
+        """
+        logits = self._outputs(X)
+        if logits.shape[1] == 1:
+            p = expit(logits[:, 0])
+            return np.column_stack([1.0 - p, p])
+        return softmax(logits, axis=1)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Most probable class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to classify.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            Labels from ``classes_``.
+        """
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
