@@ -8,7 +8,7 @@ OLDEST := .venv-oldest
 OLDEST_STAMP := $(OLDEST)/.installed
 # The tests that run scikit-learn's estimator checks and use its private helpers (_fit_context,
 # _param_validation): the ones most likely to break on the oldest scikit-learn we support.
-OLDEST_TESTS := tests/test_subquantile_estimators.py tests/test_baselines.py \
+OLDEST_TESTS := tests/test_subquantile_estimators.py tests/test_baselines.py tests/test_meta_estimators.py \
 	tests/test_metric_kernel_ridge.py
 ONE_THREAD := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 

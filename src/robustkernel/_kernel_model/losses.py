@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.special import expit, logsumexp, softmax
@@ -172,3 +173,78 @@ class SoftmaxLoss(Loss):
         total = E.sum(axis=1)
         loss = np.log(total) - np.sum(shifted * Y, axis=1)
         return loss, E / total[:, None] - Y
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link omega of the generalized linear model y ~ omega(f(x)), with its derivatives.
+
+    ``second`` (omega'') may be None: it is then taken by central differences of ``derivative``
+    where a smoothness bound needs it.
+    """
+
+    name: str
+    inverse: Callable[[np.ndarray], np.ndarray]
+    derivative: Callable[[np.ndarray], np.ndarray]
+    second: Callable[[np.ndarray], np.ndarray] | None = None
+
+    def second_derivative(self, F: np.ndarray) -> np.ndarray:
+        if self.second is not None:
+            return self.second(F)
+        step = 1e-5 * (1.0 + np.abs(F))
+        return (self.derivative(F + step) - self.derivative(F - step)) / (2.0 * step)
+
+
+def _logistic_second(F: np.ndarray) -> np.ndarray:
+    p = expit(F)
+    return p * (1.0 - p) * (1.0 - 2.0 * p)
+
+
+def _sigmoid_slope(F: np.ndarray) -> np.ndarray:
+    p = expit(F)
+    return p * (1.0 - p)
+
+
+LINKS: dict[str, Link] = {
+    "identity": Link("identity", lambda F: F, np.ones_like, np.zeros_like),
+    "logistic": Link("logistic", expit, _sigmoid_slope, _logistic_second),
+    "softplus": Link("softplus", lambda F: np.logaddexp(0.0, F), expit, _sigmoid_slope),
+}
+"""The named links: omega(f) = f, 1 / (1 + e^-f) (targets in (0, 1)), log(1 + e^f) (positive
+targets)."""
+
+# Outputs over which the smoothness bound of a link is taken: beyond |f| = 40 the named links
+# are flat or linear to double precision, and a fit that reaches them has diverged anyway.
+CURVATURE_GRID = np.linspace(-40.0, 40.0, 8001)
+
+
+@dataclass(frozen=True)
+class LinkSquaredLoss(Loss):
+    """(omega(f(x)) - y)^2, summed over outputs: least squares through a link omega.
+
+    The gradient in F is 2 (omega(F) - Y) omega'(F). ``hessian_sum`` is the Gauss-Newton part
+    2 sum omega'(F)^2 (positive semidefinite; the intercept's Newton steps are line-searched).
+    ``curvature`` must bound 2 (omega'^2 + |omega - y| |omega''|) over the outputs and the
+    targets: :meth:`for_targets` computes it on ``CURVATURE_GRID`` for the targets' range.
+    """
+
+    name: str = "link_squared"
+    link: Link = field(default_factory=lambda: LINKS["identity"])
+
+    @classmethod
+    def for_targets(cls, link: Link, Y: np.ndarray) -> LinkSquaredLoss:
+        """The loss with its smoothness bound for targets ``Y`` (the gradient solvers' step)."""
+        grid = CURVATURE_GRID
+        omega, slope = link.inverse(grid), link.derivative(grid)
+        reach = np.maximum(np.abs(omega - Y.min()), np.abs(omega - Y.max()))
+        bound = 2.0 * np.max(slope**2 + reach * np.abs(link.second_derivative(grid)))
+        return cls(curvature=float(bound), link=link)
+
+    def loss(self, F: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        return np.sum((self.link.inverse(F) - Y) ** 2, axis=1)
+
+    def gradient(self, F: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        return 2.0 * (self.link.inverse(F) - Y) * self.link.derivative(F)
+
+    def hessian_sum(self, F: np.ndarray) -> np.ndarray:
+        return np.diag(2.0 * np.sum(self.link.derivative(F) ** 2, axis=0))

@@ -55,6 +55,7 @@ from scipy.linalg import cho_factor, cho_solve
 from scipy.linalg.lapack import dpotri
 from scipy.stats import chi2
 
+from .._kernel_model.losses import LinkSquaredLoss
 from .._memory import row_chunks
 from ._folds import out_of_fold_outputs
 from ._groups import duplicate_groups
@@ -135,6 +136,8 @@ def studentized_losses(problem: Problem | FeatureProblem, evaluation: Evaluation
     model: leave-one-out (near-duplicates: leave-group-out) for the kept rows, out-of-sample
     for the others. A row of leverage 1 (e.g. the only row, or one row per intercept and
     coefficient) has a residual of 0 whatever its target: no evidence either way, score 0."""
+    if isinstance(problem.loss, LinkSquaredLoss):
+        return link_honest_losses(problem, evaluation.mask)
     with np.errstate(divide="ignore", invalid="ignore"):
         if isinstance(problem, FeatureProblem):
             factors = _feature_residual_variance_factors(problem, evaluation.mask)
@@ -142,6 +145,14 @@ def studentized_losses(problem: Problem | FeatureProblem, evaluation: Evaluation
         else:
             losses = _kernel_studentized_losses(problem, evaluation)
         return np.where(np.isfinite(losses), losses, 0.0)
+
+
+def link_honest_losses(problem: Problem | FeatureProblem, kept: np.ndarray) -> np.ndarray:
+    """Squared residuals (omega(f) - y)^2 of a link model, out of fold: each row predicted by
+    the model at the problem's alpha fitted on the ``kept`` rows of the other folds (no
+    leverage formula exists through a nonlinear link)."""
+    outputs = out_of_fold_outputs(problem, kept, [problem.alpha])[0]
+    return problem.loss.loss(outputs, problem.Y)
 
 
 def regression_honest_losses(

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
+import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.utils._param_validation import StrOptions
 
 from .._kernel_model.estimator import KernelRegressorMixin, LogitClassifierMixin
+from .._kernel_model.losses import LINKS, Link, LinkSquaredLoss, Loss
 from ._auto_epsilon import (
     classification_flags,
     classification_start,
@@ -15,7 +19,7 @@ from ._auto_epsilon import (
     regression_rejections,
     regression_start,
 )
-from ._base import BaseSubquantile
+from ._base import BaseSubquantile, _load_torch_backend
 from ._hyperparameters import (
     ALPHAS,
     CLASSIFIER_ALPHAS,
@@ -24,6 +28,7 @@ from ._hyperparameters import (
     GAMMA_FACTORS,
     START_ALPHA,
 )
+from ._objective import FeatureProblem, Problem
 from ._refits import FeatureRidgeSubsetFitter, LbfgsSubsetFitter, RidgeSubsetFitter
 
 _PARAMETERS_DOC = """
@@ -216,6 +221,22 @@ _ATTRIBUTES_DOC = """
 """
 
 
+_LINK_DOC = """    link : {"identity", "logistic", "softplus"} or (callable, callable), \
+default="identity"
+        The kernelized generalized linear model y ~ omega(f(x)): the loss of a row is
+        (omega(f(x_i)) - y_i)^2 and ``predict`` returns omega(f(x)). "logistic" is
+        1 / (1 + e^-f) for targets in (0, 1) (proportions, rates), "softplus" is log(1 + e^f)
+        for positive targets; a pair (omega, omega') of vectorized functions gives any other
+        link whose derivative is bounded away from 0 and infinity on the data. "identity" is
+        kernel ridge (the closed-form solvers). With another link the "alternating" solver
+        refits by L-BFGS, the gradient solvers take their step from the loss's smoothness
+        bound 2 sup (omega'^2 + |omega - y| |omega''|) over the targets' range, and the honest
+        losses of epsilon, alpha and gamma "auto" and of refine="reject" are out of fold
+        (three folds, models fitted on the kept rows of the other folds) instead of
+        leave-one-out; refine="biweight" is for the identity link only.
+"""
+
+
 class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
     __doc__ = (
         """Kernel ridge regression fitted on the (1 - epsilon) subquantile of squared errors.
@@ -229,6 +250,7 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
     ``SubquantileKernelRegressor(epsilon, alpha=1.0, gamma=None, refine=None)``.
 """
         + _PARAMETERS_DOC
+        + _LINK_DOC
         + """
     Attributes
     ----------"""
@@ -260,6 +282,115 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
     _rejections = staticmethod(regression_rejections)
     _auto_start = staticmethod(regression_start)
     _honest_losses = staticmethod(regression_honest_losses)
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **BaseSubquantile._parameter_constraints,
+        "link": [StrOptions(set(LINKS)), tuple],
+    }
+
+    def __init__(
+        self,
+        epsilon: float | str = "auto",
+        *,
+        alpha: float | str = "auto",
+        kernel: str | Any = "rbf",
+        gamma: float | str | None = "auto",
+        degree: float = 3,
+        coef0: float = 1,
+        kernel_params: dict[str, Any] | None = None,
+        n_components: int | None = None,
+        approximation: str = "nystroem",
+        dtype: str | type = "float64",
+        fit_intercept: bool = True,
+        solver: str = "alternating",
+        max_iter: int | None = None,
+        tol: float = 1e-6,
+        init: str | np.ndarray = "erm",
+        n_init: int = 1,
+        init_size: int = 20,
+        radius: float | None = None,
+        refine: str | None = "reject",
+        smoothing: float | None = None,
+        momentum: float = 0.9,
+        line_search: bool = False,
+        n_iter_no_change: int = 5,
+        random_state: int | np.random.RandomState | None = None,
+        verbose: bool = False,
+        device: str | None = None,
+        link: str | tuple[Callable, Callable] = "identity",
+    ) -> None:
+        super().__init__(
+            epsilon,
+            alpha=alpha,
+            kernel=kernel,
+            gamma=gamma,
+            degree=degree,
+            coef0=coef0,
+            kernel_params=kernel_params,
+            n_components=n_components,
+            approximation=approximation,
+            dtype=dtype,
+            fit_intercept=fit_intercept,
+            solver=solver,
+            max_iter=max_iter,
+            tol=tol,
+            init=init,
+            n_init=n_init,
+            init_size=init_size,
+            radius=radius,
+            refine=refine,
+            smoothing=smoothing,
+            momentum=momentum,
+            line_search=line_search,
+            n_iter_no_change=n_iter_no_change,
+            random_state=random_state,
+            verbose=verbose,
+            device=device,
+        )
+        self.link = link
+
+    def _link(self) -> Link:
+        """The link object of ``link``; a clear error for a malformed pair."""
+        if isinstance(self.link, str):
+            return LINKS[self.link]
+        if len(self.link) != 2 or not all(callable(part) for part in self.link):
+            raise ValueError(
+                "link must be 'identity', 'logistic', 'softplus' or a pair (omega, omega') of "
+                f"callables, got {self.link!r}."
+            )
+        return Link("custom", *self.link)
+
+    def _encode_target(self, y: np.ndarray) -> tuple[np.ndarray, Loss]:
+        Y, loss = super()._encode_target(y)
+        link = self._link()
+        if link.name == "identity":
+            return Y, loss
+        if self.refine == "biweight":
+            raise ValueError('refine="biweight" is for the identity link only.')
+        return Y, LinkSquaredLoss.for_targets(link, Y)
+
+    def _subset_fitter_for(self, problem: Problem | FeatureProblem) -> Any:
+        """L-BFGS refits through a link; the closed-form ridge fitters otherwise."""
+        if not isinstance(problem.loss, LinkSquaredLoss):
+            return super()._subset_fitter_for(problem)
+        if self.device is not None and isinstance(problem, Problem):
+            return _load_torch_backend().device_subset_fitter(LbfgsSubsetFitter, problem)
+        return LbfgsSubsetFitter(problem)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predict targets: omega(f(X)) (f(X) for the identity link).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples, or the n_samples x n_train kernel matrix for kernel="precomputed".
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            Predictions.
+        """
+        F = self._link().inverse(self._decision(X))
+        return F.ravel() if self._single_output else F
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> SubquantileKernelRegressor:

@@ -30,7 +30,12 @@ import numpy as np
 from scipy.linalg import eigh
 from sklearn.metrics.pairwise import KERNEL_PARAMS
 
-from .._kernel_model.losses import SquaredLoss, class_indices, predicted_classes
+from .._kernel_model.losses import (
+    LinkSquaredLoss,
+    SquaredLoss,
+    class_indices,
+    predicted_classes,
+)
 from .._memory import row_chunks
 from ._folds import out_of_fold_outputs
 from ._groups import duplicate_groups
@@ -191,8 +196,13 @@ def honest_scores(
 
     Squared loss: the trimmed mean of :func:`honest_residuals` (trim at least ``MIN_TRIM``;
     a kept row of leverage 1 has no leave-one-out residual, and the alpha then scores inf).
+    Squared loss through a link: the same trimmed mean of out-of-fold squared residuals.
     Classification losses: the mean of :func:`out_of_fold_errors`.
     """
+    if isinstance(problem.loss, LinkSquaredLoss):
+        outputs = out_of_fold_outputs(problem, kept, alphas)
+        losses = np.array([problem.loss.loss(F, problem.Y) for F in outputs])
+        return trimmed_mean(losses, max(trim, MIN_TRIM))
     if not isinstance(problem.loss, SquaredLoss):
         return out_of_fold_errors(problem, kept, alphas).mean(axis=1)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
