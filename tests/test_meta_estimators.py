@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from sklearn.compose import make_column_transformer
 from sklearn.datasets import make_classification, make_friedman1
-from sklearn.ensemble import HistGradientBoostingRegressor
+from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 from sklearn.neighbors import KNeighborsRegressor
@@ -259,3 +259,16 @@ def expected_failures(estimator) -> dict[str, str]:
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_default_classifier_is_gradient_boosting_and_flags_relabelled_rows():
+    X, y, X_test, y_test = classification(3)
+    zeros = np.flatnonzero(y == 0)
+    flipped = np.random.default_rng(3).choice(zeros, zeros.size // 4, replace=False)
+    y_bad = y.copy()
+    y_bad[flipped] = 1
+    model = SubquantileClassifier(random_state=0).fit(X, y_bad)
+    assert isinstance(model.estimator_, HistGradientBoostingClassifier)
+    plain = HistGradientBoostingClassifier().fit(X, y_bad).score(X_test, y_test)
+    assert model.score(X_test, y_test) >= plain + 0.02
+    assert model.inlier_mask_[flipped].mean() <= 0.2

@@ -169,8 +169,12 @@ class KernelRegressorMixin(RegressorMixin):
         y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
             Predictions.
         """
-        F = self._decision(X)
+        F = self._response(self._decision(X))
         return F.ravel() if self._single_output else F
+
+    def _response(self, F: np.ndarray) -> np.ndarray:
+        """Predictions from the model outputs F: F itself (a link model applies its link)."""
+        return F
 
 
 class LogitClassifierMixin:

@@ -376,21 +376,9 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
             return _load_torch_backend().device_subset_fitter(LbfgsSubsetFitter, problem)
         return LbfgsSubsetFitter(problem)
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Predict targets: omega(f(X)) (f(X) for the identity link).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples, or the n_samples x n_train kernel matrix for kernel="precomputed".
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-            Predictions.
-        """
-        F = self._link().inverse(self._decision(X))
-        return F.ravel() if self._single_output else F
+    def _response(self, F: np.ndarray) -> np.ndarray:
+        """omega(F): the predictions of the link model (F for the identity link)."""
+        return self._link().inverse(F)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> SubquantileKernelRegressor:
