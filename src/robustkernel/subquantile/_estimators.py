@@ -20,6 +20,7 @@ from ._auto_epsilon import (
     regression_start,
 )
 from ._base import BaseSubquantile, _load_torch_backend
+from ._distributed import distributed_fit, is_dask_array
 from ._hyperparameters import (
     ALPHAS,
     CLASSIFIER_ALPHAS,
@@ -396,6 +397,9 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         self : SubquantileKernelRegressor
             The fitted estimator.
         """
+        if is_dask_array(X):
+            distributed_fit(self, X, y)
+            return self
         X, y = self._validate_training_data(X, y)
         self._fit_coefficients(X, *self._encode_target(y))
         return self
