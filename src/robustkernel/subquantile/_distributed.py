@@ -32,6 +32,7 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
+from tqdm.auto import tqdm
 
 from .._fractions import n_kept
 from .._kernel_model.kernels import kernel_params
@@ -145,19 +146,22 @@ def distributed_fit(estimator: Any, X: Any, y: Any) -> None:
     theta, b = ridge(mask)
     history: list[float] = []
     converged = False
+    bar = tqdm(total=max_iter, desc="SubQ on Dask", unit="pass", disable=not estimator.verbose)
     for iteration in range(1, max_iter + 1):
         losses = ((Z @ theta + b - y) ** 2).persist()
         new_mask, threshold = subquantile(losses)
         new_mask = new_mask.persist()
         kept_sum = float(losses[new_mask].sum().compute())
         history.append(kept_sum + alpha * float(theta @ theta))
-        if iteration > 1 and not bool((new_mask != mask).any().compute()):
+        changed = n if iteration == 1 else int((new_mask != mask).sum().compute())
+        bar.update()
+        bar.set_postfix(changed_rows=changed, threshold=f"{threshold:.4g}")
+        if iteration > 1 and changed == 0:
             converged = True
             break
         mask = new_mask
         theta, b = ridge(mask)
-        if estimator.verbose:
-            print(f"[distributed] pass {iteration}: threshold {threshold:.6g}")
+    bar.close()
     if not converged:
         warnings.warn(
             f"The kept rows still changed after max_iter={max_iter} passes.",
