@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from functools import cache
 
 import joblib
@@ -100,3 +101,33 @@ def test_skops_refuses_foreign_types(tmp_path):
     skops_io.dump({"format": FORMAT, "version": __version__, "model": Foreign()}, path)
     with pytest.raises(ValueError, match=r"refused to load it: \[.*Foreign.\]"):
         load_model(path)
+
+
+def test_plain_pickles_carry_the_version_and_warn_under_another(monkeypatch):
+    """Without save_model: the pickled state holds the version (as scikit-learn's does)."""
+    import pickle
+
+    import robustkernel
+
+    model = fitted("robust metric")
+    assert model.__getstate__()["_robustkernel_version"] == __version__
+    data = pickle.dumps(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ModelVersionWarning)
+        loaded = pickle.loads(data)  # same version: silent
+    assert_same_model(loaded, model)
+    monkeypatch.setattr(robustkernel, "__version__", "9.9.9")
+    with pytest.warns(ModelVersionWarning, match=r"pickled by robustkernel 0\.1.* 9\.9\.9"):
+        pickle.loads(data)
+
+
+def test_load_model_warns_once_for_another_version(tmp_path, monkeypatch):
+    import robustkernel
+
+    path = save_model(fitted("regressor"), tmp_path / "m.joblib")
+    monkeypatch.setattr(robustkernel, "__version__", "9.9.9")
+    monkeypatch.setattr("robustkernel.persistence.__version__", "9.9.9")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        load_model(path)
+    assert len([w for w in caught if issubclass(w.category, ModelVersionWarning)]) == 1

@@ -156,7 +156,10 @@ def load_model(path: str | os.PathLike[str]) -> Any:
         The file was written by another robustkernel version.
     """
     try:
-        payload = _load_skops(Path(path)) if _is_skops(path) else joblib.load(path)
+        with warnings.catch_warnings():
+            # The estimators' own version stamp (``_version_stamp``) would say the same again.
+            warnings.simplefilter("ignore", ModelVersionWarning)
+            payload = _load_skops(Path(path)) if _is_skops(path) else joblib.load(path)
     except UNREADABLE as error:
         raise ValueError(f"{os.fspath(path)!r} is not a robustkernel model file.") from error
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:

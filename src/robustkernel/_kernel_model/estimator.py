@@ -22,6 +22,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from .._memory import check_fit_memory, row_chunks
+from .._version_stamp import VersionStamped
 from .kernels import KERNELS, check_finite, compute_kernel, kernel_params
 from .losses import BinaryLogLoss, Loss, SoftmaxLoss, SquaredLoss, predicted_classes
 
@@ -36,7 +37,7 @@ KERNEL_CONSTRAINTS: dict[str, list[Any]] = {
 }
 
 
-class KernelModel(BaseEstimator):
+class KernelModel(VersionStamped, BaseEstimator):
     """Base of the kernel estimators: validation, target encoding, the kernel, prediction.
 
     Subclasses write their own ``__init__`` (scikit-learn reads the parameters from its

@@ -11,6 +11,8 @@ from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
+from .._version_stamp import VersionStamped
+
 
 def _estimator_has(attr: str):
     def check(self: OracleERM) -> bool:
@@ -21,7 +23,7 @@ def _estimator_has(attr: str):
     return check
 
 
-class OracleERM(MetaEstimatorMixin, BaseEstimator):
+class OracleERM(VersionStamped, MetaEstimatorMixin, BaseEstimator):
     """The ordinary fit of ``estimator`` on the rows known to be clean ("Oracle ERM").
 
     The practical lower bound of the error under contamination: the same base learner as the

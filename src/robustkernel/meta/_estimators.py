@@ -31,6 +31,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from .._version_stamp import VersionStamped
 from ..subquantile._auto_epsilon import (
     CLASSIFICATION_PROBABILITY,
     CLASSIFICATION_START,
@@ -48,7 +49,7 @@ PATIENCE = 3
 PROBABILITY_FLOOR = 1e-15  # -log of it, 34.5, is the largest classification loss
 
 
-class _BaseSubquantileMeta(MetaEstimatorMixin, BaseEstimator):
+class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
     """Alternating Subquantile minimization around a scikit-learn estimator."""
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {

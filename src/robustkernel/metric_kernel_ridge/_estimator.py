@@ -31,6 +31,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from .._kernel_model.kernels import check_finite
 from .._memory import check_fit_memory, check_memory, row_chunks
+from .._version_stamp import VersionStamped
 from ._objective import (
     DEFAULT_INNER_PRODUCT_BOUND,
     DISTANCE_KERNELS,
@@ -60,7 +61,9 @@ MEMORY_REMEDY = (
 )
 
 
-class MetricKernelModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class MetricKernelModel(
+    VersionStamped, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
     """Shared core of the estimators with a learned metric: fitting, storage, ``transform``.
 
     Subclasses set ``_parameter_constraints`` and ``__init__`` (scikit-learn reads the

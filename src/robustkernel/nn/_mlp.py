@@ -17,6 +17,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._fractions import n_kept
+from .._version_stamp import VersionStamped
 from ._loss import subquantile_loss
 
 ACTIVATIONS = ("tanh", "relu", "sigmoid", "softplus")
@@ -36,7 +37,7 @@ def _load_torch() -> Any:
     return torch
 
 
-class _BaseSubquantileMLP(BaseEstimator):
+class _BaseSubquantileMLP(VersionStamped, BaseEstimator):
     """A two-layer network fitted on the (1 - epsilon) fraction of rows it explains best."""
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {

@@ -16,6 +16,7 @@ from sklearn.utils import check_random_state
 
 from .._kernel_model.kernels import NON_FINITE_FEATURES, check_finite
 from .._memory import row_chunks
+from .._version_stamp import VersionStamped
 
 APPROXIMATIONS = ("nystroem", "rff")
 
@@ -115,7 +116,7 @@ def predict_in_chunks(feature_map: TransformerMixin, X: np.ndarray, coef: np.nda
     return out
 
 
-class PrecomputedNystroem(TransformerMixin, BaseEstimator):
+class PrecomputedNystroem(VersionStamped, TransformerMixin, BaseEstimator):
     """Nystroem features of a precomputed kernel.
 
     ``fit`` takes the n x n training kernel matrix and draws m landmark rows as
