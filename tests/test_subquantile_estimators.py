@@ -223,3 +223,17 @@ def test_no_overflow_under_the_label_feature_attack(kernel, estimator_class):
     assert np.all(np.isfinite(model.dual_coef_))
     assert np.all(np.isfinite(model.outlier_scores_))
     assert np.isfinite(model.objective_history_).all()
+
+
+@pytest.mark.parametrize("verbose, shown", [(0, False), (False, False), (1, True), (2, True)])
+def test_integer_verbose_shows_a_progress_bar_when_positive(verbose, shown, capsys):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = X[:, 0] + 0.1 * rng.normal(size=40)
+    SubquantileKernelRegressor(0.1, alpha=1.0, gamma=0.5, verbose=verbose).fit(X, y)
+    assert ("SubQ alternating" in capsys.readouterr().err) is shown
+
+
+def test_negative_verbose_is_refused():
+    with pytest.raises(ValueError, match="verbose"):
+        SubquantileKernelRegressor(verbose=-1).fit(np.zeros((5, 1)), np.zeros(5))

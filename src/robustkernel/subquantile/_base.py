@@ -76,7 +76,7 @@ class BaseSubquantile(KernelModel):
         "line_search": ["boolean"],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
-        "verbose": ["boolean"],
+        "verbose": ["verbose"],
         "device": [str, None],
     }
     _subset_fitter: ClassVar[type]
@@ -121,7 +121,7 @@ class BaseSubquantile(KernelModel):
         line_search: bool = False,
         n_iter_no_change: int = 5,
         random_state: int | np.random.RandomState | None = None,
-        verbose: bool = False,
+        verbose: int = 0,
         device: str | None = None,
     ) -> None:
         self.epsilon = epsilon

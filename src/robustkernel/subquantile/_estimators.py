@@ -156,8 +156,8 @@ _PARAMETERS_DOC = """
     random_state : int, RandomState instance or None, default=None
         Seed of the "glorot" initialisation, of the random starts (``n_init``) and of the
         features (landmarks or random frequencies) when ``n_components`` is set.
-    verbose : bool, default=False
-        Show a progress bar over the iterations.
+    verbose : int, default=0
+        Show a progress bar over the iterations when positive.
     device : str, default=None
         None runs in NumPy / SciPy. A torch device string ("cuda", "cuda:0", "cpu") runs the
         exact kernel model's O(n^2) and O(n^3) work in PyTorch float64 on that device (needs
@@ -315,7 +315,7 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         line_search: bool = False,
         n_iter_no_change: int = 5,
         random_state: int | np.random.RandomState | None = None,
-        verbose: bool = False,
+        verbose: int = 0,
         device: str | None = None,
         link: str | tuple[Callable, Callable] = "identity",
     ) -> None:
