@@ -9,8 +9,8 @@ as passes over the chunks; each pass is one Dask graph:
   applied to every chunk of X in every pass (``map_blocks``): the n x m features are never
   stored, on the client or on a worker;
 * the fit on the kept rows S: the sums Z_S^T Z_S, Z_S^T y_S, Z_S^T 1, 1^T y_S and |S| (a map
-  over the chunks and a tree reduction), then the (m + 1)-dimensional ridge solve on the client,
-  the formula of the in-memory ``FeatureRidgeSubsetFitter``;
+  over the chunks and a tree reduction), then the (m + 1)-dimensional ridge solve on the client
+  (``_refits.ridge_from_sums``, which the in-memory ``FeatureRidgeSubsetFitter`` solves too);
 * the k-th smallest loss: exact, as the smallest of the n - k + 1 largest losses
   (``dask.array.topk``: each chunk sends at most n - k + 1 values, epsilon n + 1 of them), with
   ties broken by row index as the in-memory ``argsort(kind="stable")`` does (a cumulative count
@@ -29,7 +29,6 @@ import warnings
 from typing import Any
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
@@ -39,6 +38,7 @@ from .._kernel_model.kernels import kernel_params
 from ._base import DEFAULT_MAX_ITER
 from ._features import fit_feature_map
 from ._objective import Evaluation
+from ._refits import ridge_from_sums
 from ._solvers import SolverResult
 
 
@@ -125,14 +125,10 @@ def distributed_fit(estimator: Any, X: Any, y: Any) -> None:
         gram, zy, ones, y_total, count = dask.compute(
             Zw.T @ Z, Zw.T @ y, Zw.sum(axis=0), (y * weights).sum(), weights.sum()
         )
-        A, rhs = gram, zy
-        if estimator.fit_intercept:
-            A = A - np.outer(ones, ones) / count
-            rhs = rhs - ones * y_total / count
-        A = A + alpha * np.eye(m)
-        theta = cho_solve(cho_factor(A), rhs)
-        b = (y_total - ones @ theta) / count if estimator.fit_intercept else 0.0
-        return theta, float(b)
+        theta, b = ridge_from_sums(
+            gram, zy[:, None], ones, np.array([y_total]), count, alpha, estimator.fit_intercept
+        )
+        return theta[:, 0], float(b[0])
 
     def subquantile(losses: Any) -> tuple[Any, float]:
         """The k rows of smallest loss (ties by row index) and the k-th smallest loss."""

@@ -187,24 +187,45 @@ class FeatureRidgeSubsetFitter:
         return sums
 
     def fit(self, mask: np.ndarray, w0: np.ndarray, b0: np.ndarray, alpha: float) -> Coefficients:
-        """Minimize the objective over (theta, b) with the kept rows fixed to ``mask``.
-
-        With intercept the features and targets are centred on S:
-        (Z_S^T Z_S - s s^T / k + alpha I) theta = Z_S^T Y_S - s (1^T Y_S) / k, s = Z_S^T 1.
-        """
+        """Minimize the objective over (theta, b) with the kept rows fixed to ``mask``
+        (:func:`ridge_from_sums` on the subset's sums)."""
         problem = self.problem
         sums = self.subset_gram(mask)
-        A, rhs = sums.gram, sums.targets
-        b = np.zeros(problem.n_outputs)
-        if problem.fit_intercept:
-            count = np.count_nonzero(mask)
-            y_total = problem.Y[mask].sum(axis=0)
-            A = A - np.outer(sums.ones, sums.ones) / count
-            rhs = rhs - np.outer(sums.ones, y_total) / count
-        theta = cho_solve(cho_factor(_shifted(A, alpha)), rhs)
-        if problem.fit_intercept:
-            b = (y_total - sums.ones @ theta) / count
-        return theta, b
+        return ridge_from_sums(
+            sums.gram,
+            sums.targets,
+            sums.ones,
+            problem.Y[mask].sum(axis=0),
+            np.count_nonzero(mask),
+            alpha,
+            problem.fit_intercept,
+        )
+
+
+def ridge_from_sums(
+    gram: np.ndarray,
+    targets: np.ndarray,
+    ones: np.ndarray,
+    y_total: np.ndarray,
+    count: float,
+    alpha: float,
+    fit_intercept: bool,
+) -> Coefficients:
+    """Ridge (theta, b) on a row subset S from its sums: ``gram`` = Z_S^T Z_S (m, m),
+    ``targets`` = Z_S^T Y_S (m, C), ``ones`` = Z_S^T 1 (m,), ``y_total`` = 1^T Y_S (C,) and
+    ``count`` = |S|. With intercept the features and targets are centred on S:
+    (Z_S^T Z_S - s s^T / k + alpha I) theta = Z_S^T Y_S - s (1^T Y_S) / k, s = Z_S^T 1; the
+    in-memory feature fitter and the Dask fit (sums reduced over chunks) both solve it here.
+    """
+    A, rhs = gram, targets
+    b = np.zeros(targets.shape[1])
+    if fit_intercept:
+        A = A - np.outer(ones, ones) / count
+        rhs = rhs - np.outer(ones, y_total) / count
+    theta = cho_solve(cho_factor(_shifted(A, alpha)), rhs)
+    if fit_intercept:
+        b = (y_total - ones @ theta) / count
+    return theta, b
 
 
 class LbfgsSubsetFitter:
