@@ -7,8 +7,9 @@ import warnings
 import numpy as np
 import pytest
 
-from robustkernel import SubquantileKernelRegressor
+from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel.corruption import corrupt
+from robustkernel.subquantile import _distributed
 
 da = pytest.importorskip("dask.array", reason="the distributed fit needs the dask extra")
 distributed = pytest.importorskip("distributed", reason="the distributed fit needs the dask extra")
@@ -82,7 +83,118 @@ def test_features_larger_than_a_worker_memory_limit():
 def test_unsupported_options_are_named():
     X = da.from_array(np.zeros((20, 2)), chunks=10)
     y = da.from_array(np.zeros(20), chunks=10)
-    with pytest.raises(ValueError, match=r"epsilon='auto'.*refine='reject'"):
-        SubquantileKernelRegressor(n_components=5).fit(X, y)
+    given = {"epsilon": 0.1, "alpha": 1.0, "gamma": 1.0}
+    with pytest.raises(ValueError, match=r"refine='biweight'.*solver='nesterov'"):
+        SubquantileKernelRegressor(
+            n_components=5, refine="biweight", solver="nesterov", **given
+        ).fit(X, y)
     with pytest.raises(ValueError, match="n_components=None"):
-        SubquantileKernelRegressor(0.1, alpha=1.0, gamma=1.0, refine=None).fit(X, y)
+        SubquantileKernelRegressor(refine=None, **given).fit(X, y)
+    with pytest.raises(ValueError, match="link='logistic'"):
+        SubquantileKernelRegressor(n_components=5, link="logistic", **given).fit(X, y)
+    with pytest.raises(ValueError, match=r"refine=.reject. of a classifier"):
+        SubquantileKernelClassifier(n_components=5, **given).fit(X, y)
+
+
+def classes(n: int, n_classes: int, seed: int = 0):
+    """Blobs on a circle, 20% of the labels replaced by another class."""
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(n_classes, size=n)
+    angles = 2 * np.pi * labels / n_classes
+    X = np.column_stack([np.cos(angles), np.sin(angles)]) * 2 + rng.normal(size=(n, 2))
+    flipped = rng.choice(n, n // 5, replace=False)
+    noisy = labels.copy()
+    noisy[flipped] = (labels[flipped] + rng.integers(1, n_classes, size=flipped.size)) % n_classes
+    return X, noisy, flipped
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_distributed_classifier_equals_the_in_memory_feature_path(client, n_classes):
+    """L-BFGS on the client with one pass per evaluation: the same kept rows, probabilities
+    equal up to the solver's tolerance (the sums run in another order)."""
+    X, y, flipped = classes(2000, n_classes)
+    settings = {"epsilon": 0.2, "alpha": 0.1, "gamma": 0.5, "refine": None, "random_state": 0}
+    memory = SubquantileKernelClassifier(n_components=60, **settings).fit(X, y)
+    model = SubquantileKernelClassifier(n_components=60, **settings).fit(
+        da.from_array(X, chunks=(1000, 2)), da.from_array(y, chunks=1000)
+    )
+    np.testing.assert_array_equal(model.classes_, memory.classes_)
+    np.testing.assert_array_equal(model.inlier_mask_, memory.inlier_mask_)
+    X_test = np.random.default_rng(1).normal(size=(300, 2)) * 2
+    np.testing.assert_allclose(
+        model.predict_proba(X_test), memory.predict_proba(X_test), atol=1e-7
+    )
+    assert model.n_iter_ == memory.n_iter_ and model.converged_
+    assert model.inlier_mask_[flipped].mean() < 0.2
+
+
+def test_class_floors_are_selected_as_in_memory(client):
+    """A small class with most of its labels wrong: half of it is kept anyway (the floor
+    binds), on Dask as in memory."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(600, 2))
+    y = (X[:, 0] > 0).astype(int)
+    y[:30] = 2  # a third class of random rows: every one of them is fitted badly
+    settings = {"epsilon": 0.3, "alpha": 1.0, "gamma": 0.5, "refine": None, "random_state": 0}
+    memory = SubquantileKernelClassifier(n_components=40, **settings).fit(X, y)
+    model = SubquantileKernelClassifier(n_components=40, **settings).fit(
+        da.from_array(X, chunks=(300, 2)), da.from_array(y, chunks=300)
+    )
+    assert memory.inlier_mask_[:30].sum() == 15  # the floor ceil(60 / 2), not fewer
+    np.testing.assert_array_equal(model.inlier_mask_, memory.inlier_mask_)
+
+
+def test_distributed_reject_equals_the_in_memory_reject(client):
+    """refine="reject": leverages per chunk and the exact median of the kept rows give the
+    rows the in-memory rule drops, and the same refit."""
+    bad = generated(6000, seed=2)
+    settings = {**SETTINGS, "epsilon": 0.1, "refine": "reject"}  # 20% bad rows, 10% trimmed
+    memory = SubquantileKernelRegressor(n_components=80, **settings).fit(bad.X, bad.y)
+    model = SubquantileKernelRegressor(n_components=80, **settings).fit(
+        da.from_array(bad.X, chunks=(1000, 3)), da.from_array(bad.y, chunks=1000)
+    )
+    assert memory.epsilon_ > 0.15  # the rule dropped rows beyond the 10% trim
+    np.testing.assert_array_equal(model.inlier_mask_, memory.inlier_mask_)
+    X_test = np.random.default_rng(1).uniform(-2, 2, size=(300, 3))
+    np.testing.assert_allclose(model.predict(X_test), memory.predict(X_test), rtol=1e-8, atol=1e-8)
+
+
+def test_two_target_columns_as_in_memory(client):
+    bad = generated(2000, seed=6)
+    Y = np.column_stack([bad.y, 2 * bad.y])
+    memory = SubquantileKernelRegressor(n_components=50, **SETTINGS).fit(bad.X, Y)
+    model = SubquantileKernelRegressor(n_components=50, **SETTINGS).fit(
+        da.from_array(bad.X, chunks=(500, 3)), da.from_array(Y, chunks=(500, 2))
+    )
+    np.testing.assert_array_equal(model.inlier_mask_, memory.inlier_mask_)
+    X_test = np.random.default_rng(1).uniform(-2, 2, size=(100, 3))
+    assert model.predict(X_test).shape == (100, 2)
+    np.testing.assert_allclose(model.predict(X_test), memory.predict(X_test), rtol=1e-8, atol=1e-8)
+
+
+def test_auto_settings_come_from_the_in_memory_fit_on_a_sample(client, monkeypatch):
+    """With no more rows than the sample, "auto" gives the in-memory choices exactly; with a
+    sample of a fifth of the rows, alpha is scaled to the row count and the fit stays close
+    to the in-memory automatic fit on all rows."""
+    bad = generated(5000, seed=7)
+    X, y = da.from_array(bad.X, chunks=(1000, 3)), da.from_array(bad.y, chunks=1000)
+    memory = SubquantileKernelRegressor(n_components=80, random_state=0).fit(bad.X, bad.y)
+    whole = SubquantileKernelRegressor(n_components=80, refine=None, random_state=0).fit(X, y)
+    reference = SubquantileKernelRegressor(
+        n_components=80, refine=None, random_state=0
+    ).fit(bad.X, bad.y)
+    assert (whole.alpha_, whole.gamma_) == (reference.alpha_, reference.gamma_)
+    assert whole.epsilon_ == pytest.approx(reference.epsilon_, abs=0.01)
+
+    monkeypatch.setattr(_distributed, "AUTO_SAMPLE_ROWS", 1000)
+    sampled = SubquantileKernelRegressor(n_components=80, random_state=0).fit(X, y)
+    small = SubquantileKernelRegressor(n_components=80, random_state=0).fit(
+        bad.X[np.sort(np.random.RandomState(0).choice(5000, 1000, replace=False))],
+        bad.y[np.sort(np.random.RandomState(0).choice(5000, 1000, replace=False))],
+    )
+    assert sampled.alpha_ == pytest.approx(small.alpha_ * 5)
+    clean = generated(2000, seed=8)
+    truth = np.sin(clean.X[:, 0]) + clean.X[:, 1] * clean.X[:, 2]
+    errors = [np.sqrt(np.mean((m.predict(clean.X) - truth) ** 2)) for m in (sampled, memory)]
+    assert errors[0] < 1.2 * errors[1], errors
+    assert abs(sampled.epsilon_ - 0.2) < 0.05

@@ -1,45 +1,67 @@
 """One Subquantile fit over a Dask array: the feature model without an n x m matrix in memory.
 
-``SubquantileKernelRegressor(n_components=m).fit(X, y)`` with X a ``dask.array`` (rows in
-chunks, on a ``dask.distributed`` cluster or Dask's local scheduler) runs the alternating solver
-as passes over the chunks; each pass is one Dask graph:
+``SubquantileKernelRegressor(n_components=m).fit(X, y)`` and ``SubquantileKernelClassifier``
+with X (and y) ``dask.array`` objects (rows in chunks, on a ``dask.distributed`` cluster or
+Dask's local scheduler) run the alternating solver as passes over the chunks; each pass is one
+Dask graph:
 
 * features: the Nystroem map, fitted on m landmark rows drawn with ``random_state`` exactly as
   ``Nystroem.fit`` on the whole X would draw them (a permutation of the rows, the first m), is
-  applied to every chunk of X in every pass (``map_blocks``): the n x m features are never
-  stored, on the client or on a worker;
-* the fit on the kept rows S: the sums Z_S^T Z_S, Z_S^T y_S, Z_S^T 1, 1^T y_S and |S| (a map
-  over the chunks and a tree reduction), then the (m + 1)-dimensional ridge solve on the client
-  (``_refits.ridge_from_sums``, which the in-memory ``FeatureRidgeSubsetFitter`` solves too);
-* the k-th smallest loss: exact, as the smallest of the n - k + 1 largest losses
-  (``dask.array.topk``: each chunk sends at most n - k + 1 values, epsilon n + 1 of them), with
-  ties broken by row index as the in-memory ``argsort(kind="stable")`` does (a cumulative count
-  of the rows at the threshold).
+  applied to every chunk of X in every pass: the n x m features are never stored, on the
+  client or on a worker;
+* the fit on the kept rows S. Squared loss: the sums Z_S^T Z_S, Z_S^T Y_S, Z_S^T 1, 1^T Y_S and
+  |S| (one pass, a tree reduction), then the (m + 1)-dimensional ridge solve on the client
+  (``_refits.ridge_from_sums``, which the in-memory ``FeatureRidgeSubsetFitter`` solves too).
+  Logistic / softmax loss: L-BFGS on the client (``_refits.lbfgs_penalized``, the in-memory
+  fitter's loop), each objective and gradient evaluation one pass; intermediate subsets are
+  fitted to the rough tolerance and the last one polished, as in memory;
+* the k-th smallest loss: exact, by ``dask.array.topk`` on the smaller side (at most
+  min(k, n - k + 1) values travel to one worker), ties broken by row index as the in-memory
+  ``argsort(kind="stable")`` does (a cumulative count of the rows at the threshold); a
+  classifier's floors (half of each class kept) are selected the same way, class by class.
 
 The loop stops when the kept rows repeat, as in memory, so the kept set and the model are those
-of the in-memory feature path up to rounding (tested to 1e-8 on a LocalCluster). What runs in
-memory only: epsilon, alpha and gamma "auto" (their leave-one-out and leverage formulas need
-the whole Z), refine="reject" / "biweight", the gradient solvers, random starts (n_init),
-random Fourier features and classification; a Dask fit with any of them raises ValueError.
+of the in-memory feature path up to rounding (tested on a LocalCluster). ``refine="reject"``
+of the regressor runs distributed too: the leverages q_i = x_i^T A^-1 x_i of the kept rows'
+ridge (A from the same sums) per chunk, the median of the kept studentized losses as an exact
+order statistic.
+
+epsilon, alpha and gamma ``"auto"`` are chosen by the in-memory fit on ``AUTO_SAMPLE_ROWS``
+rows drawn with ``random_state`` (all of them when there are fewer): its ``epsilon_`` and
+``gamma_`` are used as given, and its ``alpha_`` times n / (sample rows), the same penalty per
+row (the objective sums the losses). What runs in memory only: refine="biweight", the
+classifier's refine="reject" at a given epsilon (out-of-fold fits), the gradient solvers,
+random starts (n_init), the norm ball, random Fourier features, a link other than the identity
+and device=; a Dask fit with any of them raises ValueError naming it.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from scipy.linalg import cho_factor, cho_solve
+from scipy.stats import chi2
+from sklearn.base import clone, is_classifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
 from .._fractions import n_kept
 from .._kernel_model.kernels import kernel_params
+from .._kernel_model.losses import BinaryLogLoss, Loss, SoftmaxLoss, SquaredLoss
+from . import _auto_epsilon
 from ._base import DEFAULT_MAX_ITER
 from ._features import fit_feature_map
 from ._objective import Evaluation
-from ._refits import ridge_from_sums
+from ._refits import ROUGH_TOL, lbfgs_penalized, ridge_from_sums
 from ._solvers import SolverResult
+
+AUTO_SAMPLE_ROWS = 20_000
+LBFGS_TOL = 1e-6  # the in-memory LbfgsSubsetFitter's
+LBFGS_MAX_ITER = 1000
 
 
 def is_dask_array(X: Any) -> bool:
@@ -49,10 +71,7 @@ def is_dask_array(X: Any) -> bool:
 
 
 UNSUPPORTED = {
-    "epsilon": ("auto",),
-    "alpha": ("auto",),
-    "gamma": ("auto",),
-    "refine": ("reject", "biweight"),
+    "refine": ("biweight",),
     "solver": ("gd", "momentum", "nesterov"),
     "approximation": ("rff",),
 }
@@ -73,106 +92,401 @@ def check_distributed_options(estimator: Any) -> None:
         problems.append(f"init={estimator.init!r}")
     if estimator.kernel == "precomputed":
         problems.append('kernel="precomputed"')
+    if getattr(estimator, "link", "identity") != "identity":
+        problems.append(f"link={estimator.link!r}")
+    if is_classifier(estimator) and estimator.refine == "reject" and estimator.epsilon != "auto":
+        problems.append('refine="reject" of a classifier at a given epsilon (out-of-fold fits)')
     if problems:
         raise ValueError(
-            "A fit on a Dask array runs the alternating solver on Nystroem features at a given "
-            "epsilon, alpha and gamma, without refine; not supported here: "
-            + ", ".join(problems)
-            + ". Give e.g. SubquantileKernelRegressor(0.1, alpha=1.0, gamma=0.5, "
-            "n_components=500, refine=None), or fit a NumPy array."
+            "A fit on a Dask array runs the alternating solver on Nystroem features; not "
+            "supported here: " + ", ".join(problems) + ". Give e.g. "
+            f"{type(estimator).__name__}(n_components=500, refine=None), or fit a NumPy array."
         )
 
 
 def distributed_fit(estimator: Any, X: Any, y: Any) -> None:
-    """Fit ``estimator`` (a SubquantileKernelRegressor) on the Dask arrays X (n, d), y (n,)."""
-    import dask
+    """Fit ``estimator`` (a SubQ kernel regressor or classifier) on the Dask arrays X, y."""
+    check_distributed_options(estimator)
+    if X.ndim != 2 or y.ndim not in (1, 2) or X.shape[0] != y.shape[0]:
+        raise ValueError(
+            f"X must be a 2-d and y a 1-d (or 2-d) Dask array with as many rows; got shapes "
+            f"{X.shape} and {y.shape}."
+        )
+    if is_classifier(estimator) and y.ndim != 1:
+        raise ValueError(f"A classifier takes 1-d labels; got y of shape {y.shape}.")
+    X = X.astype(np.float64).rechunk({1: -1})
+    n, d = X.shape
+    epsilon, alpha, gamma = _resolved_settings(estimator, X, y)
+    Y, loss, floors = _encoded_targets(estimator, y, X.chunks[0])
+    estimator.n_features_in_ = d
+    estimator._target_scale = 1.0
+    estimator.alpha_, estimator.gamma_ = alpha, gamma
+    feature_map = _landmark_feature_map(estimator, X, gamma)
+    data = _ChunkedData(X, Y, feature_map, loss)
+    k = n_kept(n, epsilon)
+    max_iter = estimator.max_iter or DEFAULT_MAX_ITER["alternating"]
+    squared = isinstance(loss, SquaredLoss)
+
+    def select(losses: Any) -> tuple[Any, float]:
+        return _subquantile(losses, k, floors)
+
+    bar = tqdm(desc="SubQ on Dask", unit="pass", disable=not estimator.verbose)
+    if squared:
+        fit = _ridge_fitter(data, alpha, estimator.fit_intercept)
+        w, b = fit(data.every_row())
+        result = _alternate(data, fit, select, alpha, w, b, max_iter, bar)
+    else:
+        rough = _lbfgs_fitter(data, alpha, estimator.fit_intercept, ROUGH_TOL)
+        w, b = rough(data.every_row(), np.zeros((data.m, data.C)), np.zeros(data.C))
+        first = _alternate(data, rough, select, alpha, w, b, max_iter, bar)
+        exact = _lbfgs_fitter(data, alpha, estimator.fit_intercept, LBFGS_TOL)
+        result = _alternate(data, exact, select, alpha, first.w, first.b, max_iter, bar)
+        result = SolverResult(
+            result.w, result.b, result.evaluation, first.n_iter + result.n_iter,
+            first.history + result.history[1:], result.converged,
+        )
+    if squared and estimator.refine == "reject" and epsilon > 0:
+        result = _reject_implausible(data, fit, alpha, estimator.fit_intercept, result, bar)
+    bar.close()
+    if not result.converged:
+        warnings.warn(
+            f"The kept rows still changed after max_iter={max_iter} passes.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    estimator.best_start_ = 0
+    estimator.epsilon_ = 1.0 - float(result.evaluation.mask.mean())
+    estimator._set_fitted(None, None, result, feature_map)
+
+
+class _ChunkedData:
+    """X, the encoded targets Y (n, C) and the feature map: per-chunk computations as passes."""
+
+    def __init__(self, X: Any, Y: Any, feature_map: Any, loss: Loss) -> None:
+        self.X, self.Y, self.feature_map, self.loss = X, Y, feature_map, loss
+        self.n = X.shape[0]
+        self.m = feature_map.components_.shape[0]
+        self.C = Y.shape[1]
+        self.nblocks = len(X.chunks[0])
+
+    def every_row(self) -> Any:
+        """A Dask mask of all rows, chunked as X."""
+        import dask.array as da
+
+        return da.ones(self.n, dtype=bool, chunks=(self.X.chunks[0],))
+
+    def losses(self, w: np.ndarray, b: np.ndarray) -> Any:
+        """The per-row losses of f = Z w + b, persisted (shape (n,))."""
+        transform, loss = self.feature_map.transform, self.loss
+
+        def block(Xc: np.ndarray, Yc: np.ndarray) -> np.ndarray:
+            return loss.loss(transform(Xc) @ w + b, Yc)
+
+        return self.X.map_blocks(
+            block, self.Y, drop_axis=1, dtype=np.float64, chunks=(self.X.chunks[0],)
+        ).persist()
+
+    def sums(self, per_chunk: Callable[..., np.ndarray], mask: Any, size: int) -> np.ndarray:
+        """sum over the chunks of ``per_chunk(Z, Y, kept)`` (a vector of ``size``)."""
+        transform = self.feature_map.transform
+
+        def block(Xc: np.ndarray, Yc: np.ndarray, kept: np.ndarray) -> np.ndarray:
+            return per_chunk(transform(Xc), Yc, kept[:, 0])[None, :]
+
+        parts = self.X.map_blocks(
+            block, self.Y, mask[:, None], dtype=np.float64,
+            chunks=((1,) * self.nblocks, (size,)),
+        )
+        return parts.sum(axis=0).compute()
+
+
+def _resolved_settings(estimator: Any, X: Any, y: Any) -> tuple[float, float, float | None]:
+    """epsilon, alpha and gamma of the Dask fit: as given, or those of the in-memory fit on a
+    sample of rows where "auto" (alpha scaled to the whole data's row count)."""
+    settings = (estimator.epsilon, estimator.alpha, estimator.gamma)
+    if not any(isinstance(value, str) and value == "auto" for value in settings):
+        return float(estimator.epsilon), float(estimator.alpha), estimator.gamma
+    n = X.shape[0]
+    rows = np.arange(n)
+    if n > AUTO_SAMPLE_ROWS:
+        rows = np.sort(check_random_state(estimator.random_state).choice(
+            n, AUTO_SAMPLE_ROWS, replace=False
+        ))
+    sample = clone(estimator).set_params(verbose=0)
+    sample.fit(X[rows].compute(), np.asarray(y[rows].compute()))
+    epsilon = sample.epsilon_ if estimator.epsilon == "auto" else estimator.epsilon
+    alpha = float(sample.alpha_) * (n / rows.size if estimator.alpha == "auto" else 1.0)
+    return float(epsilon), alpha, sample.gamma_
+
+
+def _encoded_targets(
+    estimator: Any, y: Any, row_chunks: tuple[int, ...]
+) -> tuple[Any, Loss, tuple[Any, np.ndarray] | None]:
+    """Y as a (n, C) float Dask array, the loss, and a classifier's floors (labels, minimum)."""
     import dask.array as da
 
-    check_distributed_options(estimator)
-    if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
+    y = y.rechunk((row_chunks,) + ((-1,) if y.ndim == 2 else ()))
+    if not is_classifier(estimator):
+        estimator._single_output = y.ndim == 1
+        Y = (y if y.ndim == 2 else y[:, None]).astype(np.float64)
+        return Y, SquaredLoss(), None
+    classes = np.unique(da.unique(y).compute())
+    if classes.size < 2:
         raise ValueError(
-            f"X must be a 2-d and y a 1-d Dask array with as many rows; got shapes {X.shape} "
-            f"and {y.shape}."
+            f"{type(estimator).__name__} needs samples of at least 2 classes; the data "
+            f"contains only one class: {classes[0]!r}."
         )
-    X = X.astype(np.float64).rechunk({1: -1})
-    y = y.astype(np.float64).rechunk((X.chunks[0],))
-    n, d = X.shape
-    estimator.n_features_in_ = d
-    estimator._single_output = True
-    estimator._target_scale = 1.0
-    estimator.alpha_, estimator.gamma_ = float(estimator.alpha), estimator.gamma
-    params = kernel_params(
-        estimator.kernel, estimator.gamma, estimator.degree, estimator.coef0,
-        estimator.kernel_params,
+    estimator.classes_ = classes
+    estimator._single_output = classes.size == 2
+    labels = y.map_blocks(lambda block: np.searchsorted(classes, block), dtype=np.int64)
+    C = 1 if classes.size == 2 else classes.size
+    Y = labels.map_blocks(
+        lambda block: (block[:, None] == np.arange(C)).astype(np.float64) if C > 1
+        else block[:, None].astype(np.float64),
+        new_axis=1, dtype=np.float64, chunks=(row_chunks, (C,)),
     )
-    # The landmarks Nystroem.fit(X) would take: the first m of a permutation of the rows.
+    counts = np.bincount(labels.compute(), minlength=classes.size)
+    loss = BinaryLogLoss() if C == 1 else SoftmaxLoss()
+    return Y, loss, (labels, (counts + 1) // 2)
+
+
+def _landmark_feature_map(estimator: Any, X: Any, gamma: float | None) -> Any:
+    """The Nystroem map on the m landmarks Nystroem.fit(X) would take: the first m of a
+    permutation of the rows drawn with ``random_state``."""
+    n = X.shape[0]
     m = min(estimator.n_components, n)
     landmarks = check_random_state(estimator.random_state).permutation(n)[:m]
     order = np.argsort(landmarks)
     rows = np.empty(m, dtype=int)
     rows[order] = np.arange(m)
     basis = X[np.sort(landmarks)].compute()[rows]
-    feature_map = fit_feature_map("nystroem", m, estimator.kernel, params, 0, basis)
-    Z = X.map_blocks(feature_map.transform, dtype=np.float64, chunks=(X.chunks[0], (m,)))
-    k = n_kept(n, float(estimator.epsilon))
-    alpha = float(estimator.alpha)
-    max_iter = estimator.max_iter or DEFAULT_MAX_ITER["alternating"]
+    params = kernel_params(
+        estimator.kernel, gamma, estimator.degree, estimator.coef0, estimator.kernel_params
+    )
+    return fit_feature_map("nystroem", m, estimator.kernel, params, 0, basis)
 
-    def ridge(mask: Any) -> tuple[np.ndarray, float]:
-        """The fit on the rows of ``mask`` (a Dask bool array): one pass for the sums."""
-        weights = mask.astype(np.float64)
-        Zw = Z * weights[:, None]
-        gram, zy, ones, y_total, count = dask.compute(
-            Zw.T @ Z, Zw.T @ y, Zw.sum(axis=0), (y * weights).sum(), weights.sum()
+
+def _ridge_fitter(
+    data: _ChunkedData, alpha: float, fit_intercept: bool
+) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
+    """fit(mask) -> (theta (m, C), b (C,)): the ridge on the kept rows, one pass for the sums."""
+    m, C = data.m, data.C
+
+    def per_chunk(Z: np.ndarray, Y: np.ndarray, kept: np.ndarray) -> np.ndarray:
+        Zs, Ys = Z[kept], Y[kept]
+        return np.concatenate([
+            (Zs.T @ Zs).ravel(), (Zs.T @ Ys).ravel(), Zs.sum(axis=0), Ys.sum(axis=0),
+            [kept.sum()],
+        ])
+
+    def fit(mask: Any, *_: Any) -> tuple[np.ndarray, np.ndarray]:
+        s = data.sums(per_chunk, mask, m * m + m * C + m + C + 1)
+        gram, zy = s[: m * m].reshape(m, m), s[m * m : m * m + m * C].reshape(m, C)
+        ones, y_total = s[m * m + m * C : -1 - C], s[-1 - C : -1]
+        return ridge_from_sums(gram, zy, ones, y_total, s[-1], alpha, fit_intercept)
+
+    fit.design = lambda mask: data.sums(  # type: ignore[attr-defined]
+        lambda Z, Y, kept: np.concatenate([
+            (Z[kept].T @ Z[kept]).ravel(), Z[kept].sum(axis=0), [kept.sum()]
+        ]),
+        mask, m * m + m + 1,
+    )
+    return fit
+
+
+def _lbfgs_fitter(
+    data: _ChunkedData, alpha: float, fit_intercept: bool, tol: float
+) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
+    """fit(mask, w0, b0) -> (theta, b): logistic / softmax on the kept rows by L-BFGS, every
+    objective and gradient evaluation one pass over the chunks."""
+    m, C, loss = data.m, data.C, data.loss
+
+    def fit(mask: Any, w0: np.ndarray, b0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        k = int(mask.sum().compute())
+
+        def data_term(v: np.ndarray, b: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+            def per_chunk(Z: np.ndarray, Y: np.ndarray, kept: np.ndarray) -> np.ndarray:
+                losses, G = loss.loss_and_gradient(Z @ v + b, Y)
+                G *= kept[:, None]
+                return np.concatenate([[losses[kept].sum()], (Z.T @ G).ravel(), G.sum(axis=0)])
+
+            s = data.sums(per_chunk, mask, 1 + m * C + C)
+            return float(s[0]), s[1 : 1 + m * C].reshape(m, C), s[1 + m * C :]
+
+        return lbfgs_penalized(
+            data_term, w0, b0, alpha, k, fit_intercept=fit_intercept, tol=tol,
+            max_iter=LBFGS_MAX_ITER,
         )
-        theta, b = ridge_from_sums(
-            gram, zy[:, None], ones, np.array([y_total]), count, alpha, estimator.fit_intercept
-        )
-        return theta[:, 0], float(b[0])
 
-    def subquantile(losses: Any) -> tuple[Any, float]:
-        """The k rows of smallest loss (ties by row index) and the k-th smallest loss."""
-        threshold = float(da.topk(losses, n - k + 1).min().compute())
-        below = losses < threshold
-        at = losses == threshold
-        need = k - int(below.sum().compute())
-        return below | (at & (da.cumsum(at.astype(np.int64)) <= need)), threshold
+    return fit
 
-    mask = da.ones(n, dtype=bool, chunks=(X.chunks[0],))
-    theta, b = ridge(mask)
-    history: list[float] = []
-    converged = False
-    bar = tqdm(total=max_iter, desc="SubQ on Dask", unit="pass", disable=not estimator.verbose)
-    for iteration in range(1, max_iter + 1):
-        losses = ((Z @ theta + b - y) ** 2).persist()
-        new_mask, threshold = subquantile(losses)
-        new_mask = new_mask.persist()
-        kept_sum = float(losses[new_mask].sum().compute())
-        history.append(kept_sum + alpha * float(theta @ theta))
-        changed = n if iteration == 1 else int((new_mask != mask).sum().compute())
+
+def _alternate(
+    data: _ChunkedData,
+    fit: Callable[..., tuple[np.ndarray, np.ndarray]],
+    select: Callable[[Any], tuple[Any, float]],
+    alpha: float,
+    w: np.ndarray,
+    b: np.ndarray,
+    max_iter: int,
+    bar: Any,
+) -> SolverResult:
+    """``_solvers.alternating`` as passes: refit on the kept rows until they repeat."""
+    evaluation, mask = _evaluate(data, select, alpha, w, b)
+    history = [evaluation.objective]
+    seen = {evaluation.mask.tobytes()}
+    converged, n_iter = False, 0
+    while n_iter < max_iter:
+        n_iter += 1
+        w, b = fit(mask, w, b)
+        previous = evaluation.mask
+        evaluation, mask = _evaluate(data, select, alpha, w, b)
+        history.append(evaluation.objective)
         bar.update()
-        bar.set_postfix(changed_rows=changed, threshold=f"{threshold:.4g}")
-        if iteration > 1 and changed == 0:
+        bar.set_postfix(
+            changed_rows=int((evaluation.mask != previous).sum()),
+            threshold=f"{evaluation.threshold:.4g}",
+        )
+        if evaluation.mask.tobytes() in seen:
             converged = True
             break
-        mask = new_mask
-        theta, b = ridge(mask)
-    bar.close()
-    if not converged:
-        warnings.warn(
-            f"The kept rows still changed after max_iter={max_iter} passes.",
-            ConvergenceWarning,
-            stacklevel=3,
+        seen.add(evaluation.mask.tobytes())
+    return SolverResult(w, b, evaluation, n_iter, history, converged)
+
+
+def _evaluate(
+    data: _ChunkedData,
+    select: Callable[[Any], tuple[Any, float]],
+    alpha: float,
+    w: np.ndarray,
+    b: np.ndarray,
+) -> tuple[Evaluation, Any]:
+    """Losses, subquantile (on the client and as a Dask array) and objective of (w, b)."""
+    import dask
+
+    losses = data.losses(w, b)
+    mask, threshold = select(losses)
+    mask = mask.persist()
+    kept, values = dask.compute(mask, losses)
+    objective = float(values[kept].sum() + alpha * np.sum(w * w))
+    empty = np.empty((0, data.C))
+    return Evaluation(empty, empty, values, kept, threshold, objective), mask
+
+
+def _order_statistic(values: Any, rank: int) -> float:
+    """The ``rank``-th smallest (1-based) of the Dask vector ``values``, exactly: by
+    ``dask.array.topk`` on the side with fewer values to move."""
+    import dask.array as da
+
+    n = values.shape[0]
+    if rank <= n - rank + 1:
+        return float(-da.topk(-values, rank).min().compute())
+    return float(da.topk(values, n - rank + 1).min().compute())
+
+
+def _smallest(values: Any, count: int) -> Any:
+    """Mask of the ``count`` smallest ``values`` (ties broken by row index)."""
+    import dask.array as da
+
+    if count <= 0:
+        return da.zeros_like(values, dtype=bool)
+    threshold = _order_statistic(values, count)
+    below, at = values < threshold, values == threshold
+    need = count - int(below.sum().compute())
+    return below | (at & (da.cumsum(at.astype(np.int64)) <= need))
+
+
+def _subquantile(
+    losses: Any, k: int, floors: tuple[Any, np.ndarray] | None
+) -> tuple[Any, float]:
+    """``_objective.subquantile`` on a Dask vector: the k rows of smallest loss (under the
+    floors: the minimum[c] smallest of each class c first, then the smallest of the rest) and
+    the k-th smallest loss."""
+    import dask.array as da
+
+    threshold = _order_statistic(losses, k)
+    if floors is None:
+        return _smallest(losses, k), threshold
+    labels, minimum = floors
+    required = da.zeros_like(losses, dtype=bool)
+    for label, count in enumerate(minimum):
+        required = required | _smallest(da.where(labels == label, losses, np.inf), int(count))
+    required = required.persist()
+    rest = _smallest(da.where(required, np.inf, losses), k - int(minimum.sum()))
+    return required | rest, threshold
+
+
+def _reject_implausible(
+    data: _ChunkedData,
+    fit: Callable[..., tuple[np.ndarray, np.ndarray]],
+    alpha: float,
+    fit_intercept: bool,
+    result: SolverResult,
+    bar: Any,
+) -> SolverResult:
+    """The regressor's refine="reject" as passes: drop the kept rows whose studentized loss
+    is beyond five sigma of the kept rows' robust scale, refit, until none is left (the
+    in-memory ``_reject_implausible`` with ``_auto_epsilon.regression_rejections``)."""
+    import dask.array as da
+
+    w, b, evaluation = result.w, result.b, result.evaluation
+    history = list(result.history)
+    n = data.n
+    minimum_kept = n_kept(n, _auto_epsilon.MAX_EPSILON)
+    cutoff = chi2.ppf(_auto_epsilon.REJECTION_LEVEL, df=data.C)
+    chunks = (data.X.chunks[0],)
+    mask = evaluation.mask
+    for _ in range(_auto_epsilon.MAX_ROUNDS):
+        kept = da.from_array(mask, chunks=chunks)
+        losses = da.from_array(evaluation.losses, chunks=chunks)
+        studentized = (losses * _variance_factors(data, fit, kept, alpha, fit_intercept)).persist()
+        studentized = da.where(da.isfinite(studentized), studentized, 0.0)
+        count = int(mask.sum())
+        middle = da.where(kept, studentized, np.inf)
+        median = _order_statistic(middle, (count + 1) // 2)
+        if count % 2 == 0:
+            median = 0.5 * (median + _order_statistic(middle, count // 2 + 1))
+        variance = median / chi2.ppf(count / n / 2.0, df=data.C)
+        dropped = mask & (studentized > variance * cutoff).compute()
+        if not dropped.any() or mask.sum() - dropped.sum() < minimum_kept:
+            break
+        mask = mask & ~dropped
+        w, b = fit(da.from_array(mask, chunks=chunks))
+        values = data.losses(w, b).compute()
+        objective = float(values[mask].sum() + alpha * np.sum(w * w))
+        evaluation = Evaluation(
+            evaluation.F, evaluation.Kw, values, mask, evaluation.threshold, objective
         )
-    kept, losses = dask.compute(new_mask, losses)
-    evaluation = Evaluation(
-        F=np.empty((0, 1)), Kw=np.empty((0, 1)), losses=losses, mask=kept,
-        threshold=threshold, objective=history[-1],
+        history.append(objective)
+        bar.update()
+    return SolverResult(w, b, evaluation, result.n_iter, history, result.converged)
+
+
+def _variance_factors(
+    data: _ChunkedData, fit: Any, kept: Any, alpha: float, fit_intercept: bool
+) -> Any:
+    """1 / (1 - q_i) for kept rows, 1 / (1 + q_i) for the others, q_i = x_i^T A^-1 x_i with
+    x_i = (1, z_i) and A the kept rows' ridge matrix (``_auto_epsilon``'s feature version)."""
+    m = data.m
+    s = fit.design(kept)
+    A = np.zeros((m + 1, m + 1))
+    A[1:, 1:] = s[: m * m].reshape(m, m) + alpha * np.eye(m)
+    A[0, 1:] = A[1:, 0] = s[m * m : m * m + m]
+    A[0, 0] = s[-1]
+    if not fit_intercept:
+        A = A[1:, 1:]
+    factor = cho_factor(A)
+    transform = data.feature_map.transform
+
+    def block(Xc: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        keep = keep[:, 0]
+        design = transform(Xc)
+        if fit_intercept:
+            design = np.hstack([np.ones((design.shape[0], 1)), design])
+        q = np.sum(design * cho_solve(factor, design.T).T, axis=1)
+        with np.errstate(divide="ignore"):
+            return np.where(keep, 1.0 / (1.0 - q), 1.0 / (1.0 + q))
+
+    return data.X.map_blocks(
+        block, kept[:, None], drop_axis=1, dtype=np.float64, chunks=(data.X.chunks[0],)
     )
-    result = SolverResult(  # n_iter: the refits on kept rows, as the in-memory solver counts
-        w=theta[:, None], b=np.array([b]), evaluation=evaluation, n_iter=iteration - 1,
-        history=history, converged=converged,
-    )
-    estimator.best_start_ = 0
-    estimator.epsilon_ = 1.0 - float(kept.mean())
-    estimator._set_fitted(None, None, result, feature_map)

@@ -388,7 +388,9 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training data, or the n x n kernel matrix for kernel="precomputed".
+            Training data, or the n x n kernel matrix for kernel="precomputed". A
+            ``dask.array`` (with y one too) is fitted as passes over its chunks, never held in
+            one process: see the user guide's "Scale out" section.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Targets.
 
@@ -397,11 +399,7 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         self : SubquantileKernelRegressor
             The fitted estimator.
         """
-        if is_dask_array(X):
-            distributed_fit(self, X, y)
-            return self
-        X, y = self._validate_training_data(X, y)
-        self._fit_coefficients(X, *self._encode_target(y))
+        _fit(self, X, y)
         return self
 
     def __sklearn_tags__(self):
@@ -466,7 +464,9 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training data, or the n x n kernel matrix for kernel="precomputed".
+            Training data, or the n x n kernel matrix for kernel="precomputed". A
+            ``dask.array`` (with y one too) is fitted as passes over its chunks, never held in
+            one process: see the user guide's "Scale out" section.
         y : array-like of shape (n_samples,)
             Class labels (two or more classes).
 
@@ -475,6 +475,14 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         self : SubquantileKernelClassifier
             The fitted estimator.
         """
-        X, y = self._validate_training_data(X, y)
-        self._fit_coefficients(X, *self._encode_target(y))
+        _fit(self, X, y)
         return self
+
+
+def _fit(estimator: BaseSubquantile, X: Any, y: Any) -> None:
+    """The fit of either estimator: in memory, or as passes over a Dask array's chunks."""
+    if is_dask_array(X):
+        distributed_fit(estimator, X, y)
+    else:
+        X, y = estimator._validate_training_data(X, y)
+        estimator._fit_coefficients(X, *estimator._encode_target(y))

@@ -309,54 +309,88 @@ class LbfgsSubsetFitter:
         self, mask: np.ndarray, w0: np.ndarray, b0: np.ndarray, alpha: float, tol: float
     ) -> Coefficients:
         problem = self.problem
-        n, C = problem.n_coefficients, problem.n_outputs
         weights = mask.astype(float)[:, None]
-        k = int(np.count_nonzero(mask))
-        scale_b = np.sqrt(2.0 * alpha / (TYPICAL_CURVATURE * k + 2.0 * alpha))
 
-        def scaled(u: np.ndarray, power: float = 1.0) -> np.ndarray:
-            """S^power u: v from u (power 1), u from v (power -1); S is symmetric."""
-            if self._top is None:
-                return u
-            eigenvalues, Q = self._top
-            s = np.sqrt(2.0 * alpha / (TYPICAL_CURVATURE * eigenvalues + 2.0 * alpha))
-            return u + Q @ ((s**power - 1.0)[:, None] * (Q.T @ u))
+        def data_term(v: np.ndarray, b: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+            losses, G = problem.loss.loss_and_gradient(self._forward(v) + b, problem.Y)
+            G *= weights
+            return float(np.sum(losses[mask])), self._backward(G), G.sum(axis=0)
 
-        def unpack(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            v = scaled(x[: n * C].reshape(n, C))
-            b = x[n * C :] * scale_b if problem.fit_intercept else np.zeros(C)
-            return v, b
-
-        def value_and_grad(x: np.ndarray) -> tuple[float, np.ndarray]:
-            if not np.all(np.isfinite(x)):  # a line-search trial step beyond float64
-                return np.inf, np.zeros_like(x)
-            with np.errstate(over="ignore", invalid="ignore"):
-                v, b = unpack(x)
-                F = self._forward(v) + b
-                losses, G = problem.loss.loss_and_gradient(F, problem.Y)
-                value = np.sum(losses[mask]) + alpha * np.sum(v * v)
-                G *= weights
-                grad_v = self._backward(G) + 2.0 * alpha * v
-            if not np.isfinite(value):
-                return np.inf, np.zeros_like(x)
-            parts = [scaled(grad_v).ravel()]
-            if problem.fit_intercept:
-                parts.append(G.sum(axis=0) * scale_b)
-            return float(value), np.concatenate(parts)
-
-        start = [scaled(self._to_variable(w0), -1.0).ravel()]
-        if problem.fit_intercept:
-            start.append(b0 / scale_b)
-        x0 = np.concatenate(start)
-        result = minimize(
-            value_and_grad,
-            x0,
-            jac=True,
-            method="L-BFGS-B",
-            options={"maxiter": self.max_iter, "gtol": tol * max(k, 1), "ftol": 1e-14},
+        v, b = lbfgs_penalized(
+            data_term, self._to_variable(w0), b0, alpha, int(np.count_nonzero(mask)),
+            fit_intercept=problem.fit_intercept, tol=tol, max_iter=self.max_iter, top=self._top,
         )
-        v, b = unpack(result.x if result.fun <= value_and_grad(x0)[0] else x0)
         return self._from_variable(v), b
+
+
+DataTerm = Callable[[np.ndarray, np.ndarray], tuple[float, np.ndarray, np.ndarray]]
+"""``data_term(v, b)``: the kept rows' summed loss of f = Z v + b, its gradient Z^T G in v and
+G^T 1 in b (G the loss gradient in f, zero on the trimmed rows)."""
+
+
+def lbfgs_penalized(
+    data_term: DataTerm,
+    v0: np.ndarray,
+    b0: np.ndarray,
+    alpha: float,
+    k: int,
+    *,
+    fit_intercept: bool,
+    tol: float,
+    max_iter: int,
+    top: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Minimize ``data_term(v, b) + alpha ||v||^2`` over (v, b) by L-BFGS from (v0, b0).
+
+    The variable is preconditioned as in :class:`LbfgsSubsetFitter` (``top``: the eigenvalues
+    and eigenvectors of its rescaled directions, or None), the intercept scaled by
+    (2 alpha / (c k + 2 alpha))^(1/2) for ``k`` kept rows. Stops when no gradient entry exceeds
+    ``tol * k``; returns the start when L-BFGS ends above it. The in-memory fitter and the fit
+    on a Dask array (whose ``data_term`` is a pass over the chunks) share this loop.
+    """
+    n, C = v0.shape
+    scale_b = np.sqrt(2.0 * alpha / (TYPICAL_CURVATURE * k + 2.0 * alpha))
+
+    def scaled(u: np.ndarray, power: float = 1.0) -> np.ndarray:
+        """S^power u: v from u (power 1), u from v (power -1); S is symmetric."""
+        if top is None:
+            return u
+        eigenvalues, Q = top
+        s = np.sqrt(2.0 * alpha / (TYPICAL_CURVATURE * eigenvalues + 2.0 * alpha))
+        return u + Q @ ((s**power - 1.0)[:, None] * (Q.T @ u))
+
+    def unpack(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        v = scaled(x[: n * C].reshape(n, C))
+        b = x[n * C :] * scale_b if fit_intercept else np.zeros(C)
+        return v, b
+
+    def value_and_grad(x: np.ndarray) -> tuple[float, np.ndarray]:
+        if not np.all(np.isfinite(x)):  # a line-search trial step beyond float64
+            return np.inf, np.zeros_like(x)
+        with np.errstate(over="ignore", invalid="ignore"):
+            v, b = unpack(x)
+            value, grad_v, grad_b = data_term(v, b)
+            value += alpha * np.sum(v * v)
+            grad_v = grad_v + 2.0 * alpha * v
+        if not np.isfinite(value):
+            return np.inf, np.zeros_like(x)
+        parts = [scaled(grad_v).ravel()]
+        if fit_intercept:
+            parts.append(grad_b * scale_b)
+        return float(value), np.concatenate(parts)
+
+    start = [scaled(v0, -1.0).ravel()]
+    if fit_intercept:
+        start.append(b0 / scale_b)
+    x0 = np.concatenate(start)
+    result = minimize(
+        value_and_grad,
+        x0,
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": max_iter, "gtol": tol * max(k, 1), "ftol": 1e-14},
+    )
+    return unpack(result.x if result.fun <= value_and_grad(x0)[0] else x0)
 
 
 PenalizedRefit = Callable[[np.ndarray, np.ndarray, np.ndarray, float], Coefficients]
