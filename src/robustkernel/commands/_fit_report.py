@@ -10,14 +10,19 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from sklearn.base import is_classifier
+from sklearn.metrics import accuracy_score, root_mean_squared_error
 
 from .. import _report
 
+# Points a scatter of sorted scores draws at most: beyond, every j-th sorted score is shown.
+MAX_POINTS = 20_000
 # What drawing or laying out a figure with extreme values raises.
 _PLOT_ERRORS = (ValueError, OverflowError, FloatingPointError, ZeroDivisionError, RuntimeError)
 
@@ -88,19 +93,66 @@ def _left_out(n: int) -> str:
     return f"{n} infinite or undefined value(s) not shown" if n else ""
 
 
+def fit_settings(args: Any, *, model: str, scaling: str, model_file: str) -> dict[str, Any]:
+    """The Settings table of a fit report: the command's arguments and what they built."""
+    return {
+        "data": str(args.data),
+        "target": args.target,
+        "task": args.task,
+        "epsilon": args.epsilon,
+        "kernel": args.kernel,
+        "alpha": args.alpha,
+        "gamma": args.gamma,
+        "solver": args.solver,
+        "model": model,
+        "feature scaling": scaling,
+        "model file": model_file,
+    }
+
+
+def fit_statistics(
+    model: Any, observed: np.ndarray, predicted: np.ndarray, seconds: float
+) -> dict[str, Any]:
+    """What a fit report states about a fitted Subquantile estimator: its estimated epsilon,
+    alpha and gamma, the rows flagged, the training RMSE (regressor) or accuracy (classifier)
+    on the kept rows and on all rows, iterations and time."""
+    kept = model.inlier_mask_
+    if is_classifier(model):
+        metric, score = "accuracy", accuracy_score
+    else:
+        metric, score = "RMSE", root_mean_squared_error
+    return {
+        "estimated epsilon (epsilon_)": float(model.epsilon_),
+        "alpha (alpha_)": float(model.alpha_),
+        "gamma (gamma_)": "1 / n_features" if model.gamma_ is None else float(model.gamma_),
+        "rows flagged": int((~kept).sum()),
+        "threshold (k-th smallest loss)": float(model.threshold_),
+        f"training {metric}, kept rows": float(score(observed[kept], predicted[kept])),
+        f"training {metric}, all rows": float(score(observed, predicted)),
+        "iterations": int(model.n_iter_),
+        "converged": bool(model.converged_),
+        "fit seconds": round(seconds, 3),
+    }
+
+
 def plot_outlier_scores(scores: np.ndarray, threshold: float, path: Path) -> bool:
     """Sorted outlier scores (log scale) with the trimming threshold drawn across.
 
     Infinite or undefined scores are left out (their count is in the title); the axis is linear
-    when no score is positive. Returns whether the figure could be drawn.
+    when no score is positive. More than ``MAX_POINTS`` scores are thinned to every j-th of
+    the sorted ones (the largest always shown). Returns whether the figure could be drawn.
     """
     scores = np.asarray(scores, dtype=np.float64)
     finite = np.isfinite(scores)
 
     def draw(ax: Axes) -> None:
         ordered = np.sort(scores[finite])
-        flagged = ordered > threshold if np.isfinite(threshold) else np.zeros(ordered.size, bool)
         positions = np.arange(1, ordered.size + 1)
+        step = -(-ordered.size // MAX_POINTS)
+        if step > 1:
+            shown_rows = np.unique(np.r_[np.arange(0, ordered.size, step), ordered.size - 1])
+            ordered, positions = ordered[shown_rows], positions[shown_rows]
+        flagged = ordered > threshold if np.isfinite(threshold) else np.zeros(ordered.size, bool)
         log = bool(np.any(ordered > 0))
         floor = max(float(ordered[ordered > 0].min()), 1e-12) if log else -np.inf
         shown = np.maximum(ordered, floor)
@@ -114,7 +166,9 @@ def plot_outlier_scores(scores: np.ndarray, threshold: float, path: Path) -> boo
         if log:
             ax.set_yscale("log")
         ax.set_title(_left_out(int((~finite).sum())), fontsize=9)
-        ax.set_xlabel("rows, sorted by outlier score")
+        ax.set_xlabel(
+            "rows, sorted by outlier score" + (f" (every {step}th shown)" if step > 1 else "")
+        )
         ax.set_ylabel("outlier score (training loss)")
         ax.legend()
 

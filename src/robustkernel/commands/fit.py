@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import accuracy_score, root_mean_squared_error
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import RobustScaler
 
@@ -28,7 +27,8 @@ from ..subquantile._base import SOLVERS
 from . import _fit_report as report
 from ._common import atomic_folder, guarded, prediction_frame, progress
 from ._csv_output import write_csv
-from ._tabular import Table, read_csv, training_table
+from ._parquet_fit import dask_client, fit_parquet, is_parquet
+from ._tabular import DataError, Table, read_csv, training_table
 
 PROG = "robustkernel fit"
 SKOPS_MODEL_FILE = "model.skops"
@@ -110,27 +110,12 @@ def build_model(args: argparse.Namespace) -> Pipeline:
 
 
 def _statistics(table: Table, model: Pipeline, seconds: float) -> dict[str, Any]:
-    subq = model[-1]
-    kept = subq.inlier_mask_
-    predicted = model.predict(table.X)
-    if isinstance(subq, SubquantileKernelRegressor):
-        metric, score = "RMSE", root_mean_squared_error
-    else:
-        metric, score = "accuracy", accuracy_score
+    observed, predicted = np.asarray(table.y), np.asarray(model.predict(table.X))
     return {
         "rows used": len(table.rows),
         "rows dropped (missing values)": table.n_dropped,
         "features": table.X.shape[1],
-        "estimated epsilon (epsilon_)": float(subq.epsilon_),
-        "alpha (alpha_)": float(subq.alpha_),
-        "gamma (gamma_)": "1 / n_features" if subq.gamma_ is None else float(subq.gamma_),
-        "rows flagged": int((~kept).sum()),
-        "threshold (k-th smallest loss)": float(subq.threshold_),
-        f"training {metric}, kept rows": float(score(table.y[kept], predicted[kept])),
-        f"training {metric}, all rows": float(score(table.y, predicted)),
-        "iterations": int(subq.n_iter_),
-        "converged": bool(subq.converged_),
-        "fit seconds": round(seconds, 3),
+        **report.fit_statistics(model[-1], observed, predicted, seconds),
     }
 
 
@@ -169,23 +154,14 @@ def _report(
     most_suspect = np.argsort(-subq.outlier_scores_, kind="stable")[:N_MOST_SUSPECT]
     sections = {
         "Settings": report.key_value_table(
-            {
-                "data": str(args.data),
-                "target": args.target,
-                "task": args.task,
-                "epsilon": args.epsilon,
-                "kernel": args.kernel,
-                "alpha": args.alpha,
-                "gamma": args.gamma,
-                "solver": args.solver,
-                "model": (
-                    "exact kernel"
-                    if args.n_components is None
-                    else f"{args.n_components} Nystroem features (--n-components)"
-                ),
-                "feature scaling": "RobustScaler (median, interquartile range)",
-                "model file": model_file_description(model_file()),
-            }
+            report.fit_settings(
+                args,
+                model="exact kernel"
+                if args.n_components is None
+                else f"{args.n_components} Nystroem features (--n-components)",
+                scaling="RobustScaler (median, interquartile range)",
+                model_file=model_file_description(model_file()),
+            )
         ),
         "Fit statistics": report.key_value_table(_statistics(table, model, seconds)),
         "Outlier scores": (
@@ -209,35 +185,50 @@ def _report(
 
 
 def _run(args: argparse.Namespace) -> int:
+    parquet = is_parquet(args.data)
+    if args.scheduler is not None and not parquet:
+        raise DataError("--scheduler fits a Parquet table on a Dask cluster; DATA is not one")
     with progress(4, "fit", args.quiet) as bar, atomic_folder(args.out) as folder:
-        bar.set_postfix_str("reading")
-        table = training_table(
-            read_csv(args.data),
-            args.target,
-            classification=args.task == "classification",
-            drop_na=args.drop_na,
-        )
-        bar.update()
-        bar.set_postfix_str("fitting")
-        model = build_model(args)
-        start = time.perf_counter()
-        model.fit(table.X, table.y)
-        seconds = time.perf_counter() - start
-        bar.update()
-        bar.set_postfix_str("writing tables")
         model_name = model_file()
-        save_model(model, folder / model_name)
-        write_csv(outlier_table(table, model), folder / "outliers.csv")
-        write_csv(_predictions(table, model), folder / "predictions.csv")
-        bar.update()
-        bar.set_postfix_str("writing report")
-        _report(folder, args, table, model, seconds)
-        bar.update()
+        if parquet:
+            with dask_client(args.scheduler):
+                model = fit_parquet(
+                    args, build_model(args), folder, bar,
+                    model_name=model_name, model_note=model_file_description(model_name),
+                )
+        else:
+            model = _fit_csv(args, folder, bar, model_name)
     if not args.quiet:
         print(f"epsilon_ = {model[-1].epsilon_:.3f}; wrote {args.out}")
         if model_name == PICKLE_MODEL_FILE:
             print(PICKLE_NOTE)
     return 0
+
+
+def _fit_csv(args: argparse.Namespace, folder: Path, bar: Any, model_name: str) -> Pipeline:
+    bar.set_postfix_str("reading")
+    table = training_table(
+        read_csv(args.data),
+        args.target,
+        classification=args.task == "classification",
+        drop_na=args.drop_na,
+    )
+    bar.update()
+    bar.set_postfix_str("fitting")
+    model = build_model(args)
+    start = time.perf_counter()
+    model.fit(table.X, table.y)
+    seconds = time.perf_counter() - start
+    bar.update()
+    bar.set_postfix_str("writing tables")
+    save_model(model, folder / model_name)
+    write_csv(outlier_table(table, model), folder / "outliers.csv")
+    write_csv(_predictions(table, model), folder / "predictions.csv")
+    bar.update()
+    bar.set_postfix_str("writing report")
+    _report(folder, args, table, model, seconds)
+    bar.update()
+    return model
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -250,10 +241,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "delimited; sniffed) and "
             "write the model (model.skops; model.joblib, a pickle, if skops is not installed), "
             "outliers.csv, predictions.csv and report.md into DIR, which must not exist yet (or "
-            "be empty). Feature columns must be numeric."
+            "be empty). Feature columns must be numeric. A Parquet file or folder (DATA.parquet, "
+            "needs the dask extra and --n-components) is fitted on Dask as passes over its row "
+            "groups and gives outliers.parquet and predictions.parquet."
         ),
     )
-    parser.add_argument("data", metavar="DATA.csv", help="the table (header line first)")
+    parser.add_argument(
+        "data", metavar="DATA.csv", help="the table (header line first), or Parquet file(s)"
+    )
     parser.add_argument("--target", required=True, help="name of the target column")
     parser.add_argument("--task", choices=("regression", "classification"), default="regression")
     parser.add_argument(
@@ -285,6 +280,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "fit on N approximate kernel features (Nystroem) instead of the exact n x n kernel "
             "matrix: memory and time linear in the rows, for large tables (default: exact)"
         ),
+    )
+    parser.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="Dask scheduler (tcp://HOST:8786) to fit a Parquet table on (default: local threads)",
     )
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder (new)")
     parser.add_argument("--drop-na", action="store_true", help="drop rows with missing values")
