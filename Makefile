@@ -12,7 +12,7 @@ OLDEST_TESTS := tests/test_subquantile_estimators.py tests/test_baselines.py tes
 	tests/test_metric_kernel_ridge.py
 ONE_THREAD := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
-.PHONY: venv demo test lint wheel-check test-oldest bench bench-peers bench-robust reproduce clean
+.PHONY: venv demo test docs docs-check lint wheel-check test-oldest bench bench-peers bench-robust reproduce clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,21 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(ONE_THREAD) $(BIN)/python -m pytest -q
+
+# The documentation site into docs/_build/html (warnings are errors; the gallery runs every
+# script in examples/), then its check: titles, images, no raw markup, and screenshots of three
+# pages in headless Chromium (docs/_build/screenshots).
+DOCS_STAMP := $(VENV)/.docs-installed
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[dev,docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	rm -rf docs/_build docs/generated docs/auto_examples
+	$(ONE_THREAD) MPLBACKEND=Agg $(BIN)/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+
+docs-check: docs
+	$(BIN)/python docs/check_site.py docs/_build/html --screenshots docs/_build/screenshots
 
 # Builds the sdist and, from it, the wheel into dist/, checks their metadata with twine, installs
 # the wheel (with its dependencies) into a throwaway virtual environment and imports it from

@@ -1,4 +1,6 @@
-"""Subquantile minimization around gradient boosting: the same report for any model.
+"""
+Subquantile minimization around gradient boosting: the same report for any model
+================================================================================
 
 20% of the training targets of Friedman's regression problem are replaced by noise. Gradient
 boosting fitted on every row follows them; ``SubquantileRegressor`` around the same model
@@ -8,6 +10,7 @@ as gradient boosting fitted on the clean rows only (the oracle, which needs to k
 Run: python examples/any_estimator.py
 """
 
+import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.datasets import make_friedman1
 from sklearn.ensemble import HistGradientBoostingRegressor
@@ -30,6 +33,14 @@ precision, recall = outlier_precision_recall(model.inlier_mask_, bad.index)
 
 print(f"true epsilon 0.20, estimated epsilon_ {model.epsilon_:.3f}")
 print(f"left-out rows: precision {precision:.2f}, recall {recall:.2f}")
+errors = {}
 for name, fitted in [("SubQ", model), ("plain", plain), ("oracle", oracle)]:
-    error = root_mean_squared_error(y_test / scale, fitted.predict(X_test))
-    print(f"test RMSE {name:6s} {error:.3f}")
+    errors[name] = root_mean_squared_error(y_test / scale, fitted.predict(X_test))
+    print(f"test RMSE {name:6s} {errors[name]:.3f}")
+
+fig, ax = plt.subplots(figsize=(5, 3.5))
+ax.bar(list(errors), list(errors.values()), color=["tab:green", "tab:red", "tab:gray"])
+ax.set_ylabel("test RMSE on clean targets")
+ax.set_title("gradient boosting, 20% of the targets replaced")
+fig.tight_layout()
+plt.show()

@@ -1,4 +1,6 @@
-"""No knobs: fit a contaminated regression without knowing how much of it is wrong.
+"""
+No knobs: fit a contaminated regression without knowing how much of it is wrong
+===============================================================================
 
 20% of the training targets are replaced by noise. The Subquantile regressor with its defaults
 estimates the contaminated fraction (``epsilon_``), chooses the ridge penalty and the kernel
@@ -12,6 +14,7 @@ Run: python examples/auto_epsilon.py
 import tempfile
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics import root_mean_squared_error
@@ -40,3 +43,21 @@ with tempfile.TemporaryDirectory() as folder:
     loaded = load_model(save_model(model, Path(folder) / "model.joblib"))
 assert np.array_equal(loaded.predict(X_test), model.predict(X_test))
 print("saved and loaded: identical predictions")
+
+# The outlier scores (each row's training loss under the final fit), sorted: the rows whose
+# targets were replaced (red) sit above the threshold the fit trimmed at.
+order = np.argsort(model.outlier_scores_)
+corrupted = np.isin(np.arange(bad.y.size), bad.index)[order]
+fig, ax = plt.subplots(figsize=(6.5, 4))
+positions = np.arange(order.size)
+groups = [(~corrupted, "tab:blue", "clean row"), (corrupted, "tab:red", "target replaced")]
+for mask, color, label in groups:
+    ax.scatter(positions[mask], model.outlier_scores_[order][mask], s=12, c=color, label=label)
+ax.axhline(model.threshold_, color="k", linestyle="--", linewidth=1, label="threshold_")
+ax.set_yscale("log")
+ax.set_xlabel("training rows, sorted by outlier score")
+ax.set_ylabel("outlier_scores_ (squared error)")
+ax.set_title(f"epsilon_ = {model.epsilon_:.3f} estimated (true 0.20)")
+ax.legend()
+fig.tight_layout()
+plt.show()

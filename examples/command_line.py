@@ -1,4 +1,6 @@
-"""The command line on a messy CSV: fit, read the outlier report, predict new rows.
+"""
+The command line on a messy CSV: fit, read the outlier report, predict new rows
+===============================================================================
 
 Writes a semicolon-separated table with 10% wrong targets into a temporary folder and runs
 ``robustkernel fit`` (epsilon estimated) and ``robustkernel predict`` on it, then
@@ -10,6 +12,7 @@ Run: python examples/command_line.py
 import tempfile
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -29,6 +32,7 @@ with tempfile.TemporaryDirectory() as folder:
     print(f"flagged {outliers['flagged'].sum()} rows; the 10 wrong rows are rows 1-10:")
     print(outliers.nlargest(5, "outlier_score")[["row", "outlier_score", "response"]])
     print((folder / "fit" / "report.md").read_text().splitlines()[0])
+    figure = plt.imread(folder / "fit" / "outliers.png")  # the report's plot of the scores
 
     predictions = str(folder / "predictions.csv")
     model = folder / "fit" / "model.skops"  # model.joblib, a pickle, when skops is missing
@@ -42,3 +46,10 @@ with tempfile.TemporaryDirectory() as folder:
     metric = str(folder / "metric")
     main(["learn-metric", str(folder / "kept.csv"), "--target", "response", "--out", metric])
     print(pd.read_csv(folder / "metric" / "components.csv"))
+
+fig, ax = plt.subplots(figsize=(6.5, 4.5))
+ax.imshow(figure)
+ax.set_axis_off()
+ax.set_title("outliers.png from robustkernel fit's report")
+fig.tight_layout()
+plt.show()

@@ -1,4 +1,6 @@
-"""Subquantile minimization in your own PyTorch training loop, and the ready-made network.
+"""
+Subquantile minimization in your own PyTorch training loop, and the ready-made network
+======================================================================================
 
 A small network learns y = sin(2x) from 500 rows, 20% of which have targets replaced by noise.
 With the mean squared error the network bends towards the corrupted rows; with
@@ -9,6 +11,7 @@ reports the rows it left out. Needs PyTorch (``pip install robustkernel[gpu]``).
 Run: python examples/network_training_loop.py
 """
 
+import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
@@ -51,3 +54,16 @@ print(f"test RMSE, mean squared error loop:  {test_rmse(torch_predict(plain)):.3
 print(f"test RMSE, subquantile_loss loop:    {test_rmse(torch_predict(robust)):.3f}")
 print(f"test RMSE, SubquantileMLPRegressor:  {test_rmse(model.predict):.3f}")
 print(f"corrupted rows left out by the estimator: {1 - model.inlier_mask_[:100].mean():.0%}")
+
+fig, ax = plt.subplots(figsize=(6.5, 4))
+wrong = np.arange(500) < 100
+ax.scatter(x[:, 0], y, s=6, c=np.where(wrong, "tab:red", "0.6"), label="training rows (red: wrong)")
+ax.plot(x_test[:, 0], torch_predict(plain)(x_test), label="mean loss", color="tab:red")
+ax.plot(x_test[:, 0], torch_predict(robust)(x_test), label="subquantile_loss", color="tab:green")
+ax.plot(x_test[:, 0], model.predict(x_test), "--", label="SubquantileMLPRegressor", color="k")
+ax.set_ylim(-2, 8)
+ax.set_xlabel("x")
+ax.set_ylabel("y")
+ax.legend(fontsize=8)
+fig.tight_layout()
+plt.show()

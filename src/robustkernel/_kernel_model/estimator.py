@@ -58,11 +58,28 @@ class KernelModel(VersionStamped, BaseEstimator):
         "pass n_components= (e.g. n_components=1000; --n-components on the command line) to "
         "fit the approximate kernel model in O(n m) memory"
     )
+    # Sparse X (converted to CSR) for the estimators whose every use of X goes through the
+    # kernel or the feature map, which take sparse rows as KernelRidge's do.
+    _accepts_sparse: ClassVar[bool] = False
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self.kernel == "precomputed"
+        tags.input_tags.sparse = self._sparse_input()
         return tags
+
+    def _sparse_input(self) -> bool:
+        """Whether X may be sparse: not a precomputed kernel, not on a torch device."""
+        return (
+            self._accepts_sparse
+            and self.kernel != "precomputed"
+            and getattr(self, "device", None) is None
+        )
+
+    def _validated_X(self, X: Any, **kwargs: Any) -> Any:
+        """``validate_data`` with sparse rows accepted (as CSR) where the estimator allows."""
+        accept_sparse = "csr" if self._sparse_input() else False
+        return validate_data(self, X, accept_sparse=accept_sparse, **kwargs)
 
     def _kernel(self, X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
         """The kernel matrix k(X, Y) (k(X, X) for Y=None) of this estimator's kernel."""
@@ -81,10 +98,9 @@ class KernelModel(VersionStamped, BaseEstimator):
 
     def _validate_training_data(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
         """scikit-learn's validation, plus the square-matrix rule of a precomputed kernel."""
-        X, y = validate_data(
-            self,
+        X, y = self._validated_X(
             X,
-            y,
+            y=y,
             multi_output=self.__sklearn_tags__().target_tags.multi_output,
             y_numeric=not is_classifier(self),
         )
@@ -140,7 +156,7 @@ class KernelModel(VersionStamped, BaseEstimator):
         callable kernel, an overflowing one) raises ValueError.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
+        X = self._validated_X(X, reset=False)
         n_train = self.X_fit_.shape[0]
         w = self.dual_coef_.reshape(n_train, -1)
         out = np.empty((X.shape[0], w.shape[1]))

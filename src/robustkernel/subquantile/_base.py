@@ -14,7 +14,7 @@ from sklearn.base import TransformerMixin, is_classifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
 from .._fractions import n_kept
@@ -54,6 +54,8 @@ class BaseSubquantile(KernelModel):
     Subclasses choose the loss, encode the target and set ``_subset_fitter`` (exact kernel
     model) and ``_feature_subset_fitter`` (approximate features, ``n_components`` set).
     """
+
+    _accepts_sparse = True
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
@@ -538,7 +540,7 @@ class BaseSubquantile(KernelModel):
         if not hasattr(self, "feature_map_"):
             return super()._decision(X)
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
+        X = self._validated_X(X, reset=False)
         coef = self.coef_.reshape(self.coef_.shape[0], -1)
         return predict_in_chunks(self.feature_map_, X, coef) + np.atleast_1d(self.intercept_)
 

@@ -32,7 +32,18 @@ from ._hyperparameters import (
 from ._objective import FeatureProblem, Problem
 from ._refits import FeatureRidgeSubsetFitter, LbfgsSubsetFitter, RidgeSubsetFitter
 
-_PARAMETERS_DOC = """
+
+class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
+    """Kernel ridge regression fitted on the (1 - epsilon) subquantile of squared errors.
+
+    Minimizes sum_{i in S(f)} (f(x_i) - y_i)^2 + alpha ||f||_H^2, where S(f) holds the
+    k = ceil((1 - epsilon) n) rows with the smallest squared error. With epsilon=0 and
+    fit_intercept=False (and alpha, gamma given) this is
+    :class:`sklearn.kernel_ridge.KernelRidge`. With no arguments every knob is chosen on the
+    data: epsilon, alpha and gamma ("auto"), and kept rows implausible under the fit are
+    dropped (refine="reject"). The papers' estimator is
+    ``SubquantileKernelRegressor(epsilon, alpha=1.0, gamma=None, refine=None)``.
+
     Parameters
     ----------
     epsilon : float or "auto", default="auto"
@@ -169,9 +180,21 @@ _PARAMETERS_DOC = """
         "precomputed"; only with a given epsilon, alpha and gamma and refine=None (not with
         ``n_components``). The fitted attributes are NumPy arrays and prediction runs in
         NumPy.
-"""
+    link : {"identity", "logistic", "softplus"} or (callable, callable), default="identity"
+        The kernelized generalized linear model y ~ omega(f(x)): the loss of a row is
+        (omega(f(x_i)) - y_i)^2 and ``predict`` returns omega(f(x)). "logistic" is
+        1 / (1 + e^-f) for targets in (0, 1) (proportions, rates), "softplus" is log(1 + e^f)
+        for positive targets; a pair (omega, omega') of vectorized functions gives any other
+        link whose derivative is bounded away from 0 and infinity on the data. "identity" is
+        kernel ridge (the closed-form solvers). With another link the "alternating" solver
+        refits by L-BFGS, the gradient solvers take their step from the loss's smoothness
+        bound 2 sup (omega'^2 + |omega - y| |omega''|) over the targets' range, and the honest
+        losses of epsilon, alpha and gamma "auto" and of refine="reject" are out of fold
+        (three folds, models fitted on the kept rows of the other folds) instead of
+        leave-one-out; refine="biweight" is for the identity link only.
 
-_ATTRIBUTES_DOC = """
+    Attributes
+    ----------
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
         Coefficients w of f(x) = sum_j w_j k(x_j, x) + b (exact model, n_components=None).
     coef_ : ndarray of shape (n_components,) or (n_components, n_outputs)
@@ -180,8 +203,9 @@ _ATTRIBUTES_DOC = """
         The fitted feature map z (only when ``n_components`` is set).
     intercept_ : float or ndarray of shape (n_outputs,)
         The intercept b (0 when ``fit_intercept=False``).
-    X_fit_ : ndarray of shape (n_samples, n_features)
-        Training data (the kernel matrix for kernel="precomputed"; exact model only).
+    X_fit_ : ndarray or CSR sparse matrix of shape (n_samples, n_features)
+        Training data (the kernel matrix for kernel="precomputed"; exact model only); sparse
+        when X was.
     inlier_mask_ : ndarray of bool, shape (n_samples,)
         True for the rows of the final fit (the k rows of the subquantile, less those
         ``refine="reject"`` dropped); False marks a suspected outlier.
@@ -219,44 +243,41 @@ _ATTRIBUTES_DOC = """
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of the features, when X has string column names.
-"""
 
+    See Also
+    --------
+    SubquantileKernelClassifier : The same objective for logistic / softmax losses.
+    robustkernel.meta.SubquantileRegressor : The subquantile fit around any regressor.
+    sklearn.kernel_ridge.KernelRidge : The ordinary fit (epsilon=0).
+    sklearn.linear_model.HuberRegressor : A linear fit with a bounded-influence loss.
 
-_LINK_DOC = """    link : {"identity", "logistic", "softplus"} or (callable, callable), \
-default="identity"
-        The kernelized generalized linear model y ~ omega(f(x)): the loss of a row is
-        (omega(f(x_i)) - y_i)^2 and ``predict`` returns omega(f(x)). "logistic" is
-        1 / (1 + e^-f) for targets in (0, 1) (proportions, rates), "softplus" is log(1 + e^f)
-        for positive targets; a pair (omega, omega') of vectorized functions gives any other
-        link whose derivative is bounded away from 0 and infinity on the data. "identity" is
-        kernel ridge (the closed-form solvers). With another link the "alternating" solver
-        refits by L-BFGS, the gradient solvers take their step from the loss's smoothness
-        bound 2 sup (omega'^2 + |omega - y| |omega''|) over the targets' range, and the honest
-        losses of epsilon, alpha and gamma "auto" and of refine="reject" are out of fold
-        (three folds, models fitted on the kept rows of the other folds) instead of
-        leave-one-out; refine="biweight" is for the identity link only.
-"""
+    Notes
+    -----
+    The objective is the papers' subquantile risk [1]_, [2]_: with l_i(f) the loss of row i,
+    F(f) = sum of the k = ceil((1 - epsilon) n) smallest l_i(f) + alpha ||f||_H^2, which equals
+    max over t of {k t - sum_i (t - l_i(f))_+} + alpha ||f||_H^2 (the maximizing t is the k-th
+    smallest loss, ``threshold_``). F is not convex; every solver here decreases it and stops at
+    a point where the kept set is stable. "alternating" is the trimmed-fit iteration of least
+    trimmed squares (C-steps [3]_) with exact refits, the papers' solvers are "gd",
+    "momentum" and "nesterov".
 
+    With the defaults the fit configures itself on the training rows: epsilon by the LTS
+    reweighting step [3]_ (regression: a three-sigma rule on studentized residuals;
+    classification: out-of-fold label probabilities below 0.2), alpha and gamma by honest
+    (leave-one-out or out-of-fold) scores of the trimmed fits, and refine="reject" drops kept
+    rows that the final fit finds implausible. No clean validation rows are needed.
 
-class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
-    __doc__ = (
-        """Kernel ridge regression fitted on the (1 - epsilon) subquantile of squared errors.
+    References
+    ----------
+    .. [1] A. Rathnashyam and A. Gittens, "Subquantile Minimization for Kernel Learning in the
+       Huber epsilon-Contamination Model", preprint, 2023 (the alternating and gradient
+       solvers, the kernel ridge and classification losses, momentum and Nesterov).
+    .. [2] A. Rathnashyam and A. Gittens, "Kernel Learning in the Huber epsilon-Contamination
+       Model", preprint (the ridge term, kernelized GLMs with a link, two-layer networks).
+    .. [3] P. J. Rousseeuw and K. Van Driessen, "Computing LTS Regression for Large Data Sets",
+       Data Mining and Knowledge Discovery 12, 29-45, 2006 (the random elemental starts of
+       ``n_init`` and the reweighting step behind epsilon="auto").
 
-    Minimizes sum_{i in S(f)} (f(x_i) - y_i)^2 + alpha ||f||_H^2, where S(f) holds the
-    k = ceil((1 - epsilon) n) rows with the smallest squared error. With epsilon=0 and
-    fit_intercept=False (and alpha, gamma given) this is
-    :class:`sklearn.kernel_ridge.KernelRidge`. With no arguments every knob is chosen on the
-    data: epsilon, alpha and gamma ("auto"), and kept rows implausible under the fit are
-    dropped (refine="reject"). The papers' estimator is
-    ``SubquantileKernelRegressor(epsilon, alpha=1.0, gamma=None, refine=None)``.
-"""
-        + _PARAMETERS_DOC
-        + _LINK_DOC
-        + """
-    Attributes
-    ----------"""
-        + _ATTRIBUTES_DOC
-        + """
     Examples
     --------
     >>> import numpy as np
@@ -270,8 +291,7 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
     True
     >>> bool(abs(model.epsilon_ - 0.2) < 0.05)
     True
-"""
-    )
+    """
 
     _subset_fitter = RidgeSubsetFitter
     _feature_subset_fitter = FeatureRidgeSubsetFitter
@@ -387,8 +407,9 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data, or the n x n kernel matrix for kernel="precomputed". A
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data, or the n x n kernel matrix for kernel="precomputed". Sparse rows
+            (CSR, CSC) fit as the dense array does, wherever the kernel takes them. A
             ``dask.array`` (with y one too) is fitted as passes over its chunks, never held in
             one process: see the user guide's "Scale out" section.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
@@ -409,8 +430,7 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
 
 
 class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSubquantile):
-    __doc__ = (
-        """Kernel logistic (binary) or softmax (multiclass) regression on the loss subquantile.
+    """Kernel logistic (binary) or softmax (multiclass) regression on the loss subquantile.
 
     Minimizes sum_{i in S(f)} l_i(f) + alpha ||f||_H^2 with the binary cross-entropy on logits
     (two classes) or the softmax cross-entropy (more classes); S(f) holds the
@@ -420,15 +440,238 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
     epsilon="auto" trim the class away, and the fit never predicted it (digits, features in
     [0, 1], 30% random labels: 6 or 7 of the 10 classes predicted in 6 of 6 fits; with the guard,
     all 10).
-"""
-        + _PARAMETERS_DOC
-        + """
+
+    Parameters
+    ----------
+    epsilon : float or "auto", default="auto"
+        Assumed fraction of corrupted training rows, in [0, 0.5). The objective keeps the
+        k = ceil((1 - epsilon) n) rows with the smallest loss; epsilon=0 is the ordinary fit.
+        "auto" estimates it (``epsilon_``): fit keeping 60% of the rows (classification: 80%,
+        trimming at most half the share of the smallest class), flag the rows whose loss is
+        implausible under that fit (regression: studentized |residual| > 3 sigma with a
+        truncation-corrected robust scale; classification: observed label given probability
+        below 0.2 out of fold, by the model fitted on the kept rows of the other two of three
+        folds), refit without them, and repeat until the flagged set is stable.
+    alpha : float or "auto", default="auto"
+        Ridge penalty on the RKHS norm, alpha * ||f||_H^2 (the convention of sklearn's
+        KernelRidge: the loss is summed, not averaged, over the kept rows). "auto": chosen on
+        the training rows themselves, see ``gamma``.
+    kernel : str or callable, default="rbf"
+        Kernel as in :class:`sklearn.kernel_ridge.KernelRidge`: a name from
+        ``sklearn.metrics.pairwise.PAIRWISE_KERNEL_FUNCTIONS``, "precomputed" (X is then the
+        n x n kernel matrix at fit and the n_test x n_train matrix at predict), or a callable.
+    gamma : float, "auto" or None, default="auto"
+        Kernel parameter, passed to ``pairwise_kernels`` as KernelRidge does; None means
+        1 / n_features for the kernels that take it. "auto" with alpha="auto" (regressor): for
+        each gamma of a grid around 1 / (n_features sigma^2) (sigma^2 a robust feature
+        variance; factors 1/8 ... 8), a trimmed fit at alpha = 0.1 gives kept rows S (started
+        from the rows of smallest studentized leave-one-out residual of the ordinary fit, near
+        duplicates deleted together, so that a cluster sharing a wrong target is not kept); the
+        closed-form leave-one-out residuals of kernel ridge on S (one eigendecomposition of
+        K_SS, or of Z_S^T Z_S with ``n_components``, serves alphas 1e-4 ... 10) and the
+        out-of-sample residuals of the other rows are scored by their mean after dropping the
+        largest epsilon (at least 10%) of them, which the corrupted rows cannot steer; the best
+        pair is fitted, starting from its S; with epsilon="auto" this runs twice, the second
+        time at the first fit's ``epsilon_``. Kernels without a gamma (linear, cosine,
+        "precomputed", callables) choose alpha only. Chosen values in ``alpha_`` and
+        ``gamma_``, every score in ``hyperparameter_scores_``. Classifier: gammas 1/4, 1 and 4
+        times 1 / (n_features sigma^2) (scikit-learn's gamma="scale" with the robust variance)
+        and alphas 0.01, 0.1, 1; for each gamma a trimmed fit at alpha = 1 gives S, and each
+        pair is scored by stratified 3-fold cross-validation whose models are fitted on the
+        rows of S in the other folds, by the misclassification rate of all rows against their
+        given labels (ties: the smaller alpha); selection runs once, at the starting trim.
+        Not available with ``device`` (give alpha and gamma).
+    degree, coef0 : float, default=3, 1
+        Parameters of the polynomial and sigmoid kernels.
+    kernel_params : dict, default=None
+        Extra keyword arguments of a callable kernel.
+    n_components : int, default=None
+        None fits the exact kernel model (O(n^2) memory). An integer m fits the approximate
+        model f(x) = z(x)^T theta + b on m kernel features z (``feature_map_``) with penalty
+        alpha ||theta||^2, in O(n m) memory: every solver then works in the m-dimensional
+        feature space ("alternating" is trimmed ridge / logistic regression on the features;
+        the ridge updates Z_S^T Z_S by the rows entering and leaving S). With Nystroem on all
+        n rows (m >= n; larger m is capped at n) this is the exact model.
+    approximation : {"nystroem", "rff"}, default="nystroem"
+        Features when ``n_components`` is set: :class:`sklearn.kernel_approximation.Nystroem`
+        (m landmark rows drawn with ``random_state``; any kernel but "precomputed") or random
+        Fourier features :class:`sklearn.kernel_approximation.RBFSampler` (kernel="rbf" only).
+    dtype : {"float64", "float32"}, default="float64"
+        Storage type of the n x m feature matrix when ``n_components`` is set; "float32"
+        halves its memory. Sums and solves stay in float64.
+    fit_intercept : bool, default=True
+        Fit an unpenalized intercept b, f(x) = sum_j w_j k(x_j, x) + b.
+    solver : {"alternating", "gd", "momentum", "nesterov"}, default="alternating"
+        "alternating" repeats {keep the k best-explained rows; refit exactly on them} until the
+        kept set repeats: the objective never increases and it converges in a handful of
+        iterations. "gd" is the papers' functional gradient descent with step 1/L from the
+        smoothness constant L = c lambda_max(K) + 2 alpha (c = 2, 1/4, 1/2 for the squared,
+        logistic and softmax losses); after each step the unpenalized intercept is set to its
+        exact minimizer on the kept rows. "momentum" (heavy ball) and "nesterov" accelerate it.
+    max_iter : int, default=None
+        Iteration cap: 100 for "alternating", 1000 for the gradient solvers when None.
+    tol : float, default=1e-6
+        Gradient solvers: stop when the kept set has not changed for ``n_iter_no_change``
+        iterations and the relative change of the objective is at most tol.
+    init : {"erm", "zeros", "glorot"} or array of shape (n_samples,) or (n_samples, n_outputs)
+        Starting coefficients: the ordinary fit on all rows (default), zeros, Glorot
+        uniform on [-sqrt(6/n), sqrt(6/n)], or given values. With ``n_components`` the
+        coefficients are theta, n_components rows instead of n_samples.
+    n_init : int, default=1
+        Number of starts. The objective is not convex, and a solver converges to a local
+        minimum near its start; with ``n_init > 1`` the solver also runs from ``n_init - 1``
+        random starts, each the ordinary fit on a random subset of ``init_size`` rows (the
+        elemental starts of FAST-LTS, Rousseeuw and Van Driessen 2006), and the fit with the
+        lowest objective is kept (``best_start_``). A start from a small subset is often free
+        of outliers even when the fit on all rows is pulled towards them, e.g. by rows with
+        huge feature values under an unbounded (linear) kernel. Costs ``n_init`` fits; the
+        trimmed fits that choose alpha and gamma ("auto") use the same starts.
+    init_size : int, default=20
+        Rows of each random start (classifiers: one row of every class among them; all rows
+        if fewer).
+    radius : float, default=None
+        Optional constraint ||f||_H <= radius (||theta|| <= radius with ``n_components``;
+        projection for the gradient solvers, exact constrained refit for "alternating").
+    refine : {"reject", "biweight"} or None, default="reject"
+        What follows the trimmed fit at a given epsilon > 0. None: nothing, the papers'
+        estimator (exactly k rows kept). "reject": kept rows whose loss is implausible under
+        the fit (studentized |residual| > 5 sigma, the rule of epsilon="auto" with 5 for 3;
+        label probability below 0.2) are trimmed too and the model refitted, until no kept row is
+        implausible; the trim never removes fewer than epsilon of the rows, and no corrupted
+        row that the count forced into the kept set (or that a flexible kernel explains by
+        its own coefficient) drags the fit (sklearn's diabetes, 20% of the rows scaled
+        x -> 100 x, y -> 1e4 y, epsilon=0.2: test RMSE 1.16-1.95x the oracle's with None,
+        0.98-1.01x with "reject", tests/test_robust_defaults.py). Classifiers keep half of
+        every class. Also applied to the trimmed fits of alpha/gamma "auto" and to the second
+        fit of epsilon="auto" with them. "biweight" (regressor): an M-step instead, as
+        MM-estimators follow a high-breakdown start: iteratively reweighted kernel ridge with
+        Tukey's biweight (c = 4.685) on honest residuals (leave-one-out for the rows the fit
+        sees) scaled by 1.4826 x their median under the trimmed fit; clean rows the trim
+        dropped come back, but where the model's bias dominates the residuals it down-weights
+        clean rows too (measured in the module docstring of
+        ``robustkernel.subquantile._refine``); ``row_weights_`` then holds the weights and
+        ``threshold_`` the squared residual (c x scale)^2 beyond which a row has weight 0; not
+        available with ``radius`` or ``device``. Nothing runs at epsilon=0 (the ordinary fit).
+    smoothing : float, default=None
+        Gradient solvers only: replace the hard subquantile by the weights
+        sigmoid(smoothing * (threshold - loss_i)); larger is closer to the hard version.
+    momentum : float, default=0.9
+        Momentum coefficient mu of "momentum" and "nesterov".
+    line_search : bool, default=False
+        "gd" only: Armijo backtracking instead of the fixed step 1/L.
+    n_iter_no_change : int, default=5
+        See ``tol``.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the "glorot" initialisation, of the random starts (``n_init``) and of the
+        features (landmarks or random frequencies) when ``n_components`` is set.
+    verbose : int, default=0
+        Show a progress bar over the iterations when positive.
+    device : str, default=None
+        None runs in NumPy / SciPy. A torch device string ("cuda", "cuda:0", "cpu") runs the
+        exact kernel model's O(n^2) and O(n^3) work in PyTorch float64 on that device (needs
+        the ``gpu`` extra: ``pip install robustkernel[gpu]``): the kernel matrix, every product
+        with it, the Cholesky solves of the alternating ridge solver and the whitening of the
+        classifier's L-BFGS; the O(n) per-iteration work (losses, subquantile, intercept,
+        L-BFGS updates) stays on the host. Results match device=None to float tolerance.
+        Kernels: "rbf", "laplacian", "linear", "polynomial", "sigmoid", "cosine",
+        "precomputed"; only with a given epsilon, alpha and gamma and refine=None (not with
+        ``n_components``). The fitted attributes are NumPy arrays and prediction runs in
+        NumPy.
+
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        Class labels."""
-        + _ATTRIBUTES_DOC
-        + """
+        Class labels.
+    dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        Coefficients w of f(x) = sum_j w_j k(x_j, x) + b (exact model, n_components=None).
+    coef_ : ndarray of shape (n_components,) or (n_components, n_outputs)
+        Weights theta of f(x) = z(x)^T theta + b (only when ``n_components`` is set).
+    feature_map_ : Nystroem or RBFSampler
+        The fitted feature map z (only when ``n_components`` is set).
+    intercept_ : float or ndarray of shape (n_outputs,)
+        The intercept b (0 when ``fit_intercept=False``).
+    X_fit_ : ndarray or CSR sparse matrix of shape (n_samples, n_features)
+        Training data (the kernel matrix for kernel="precomputed"; exact model only); sparse
+        when X was.
+    inlier_mask_ : ndarray of bool, shape (n_samples,)
+        True for the rows of the final fit (the k rows of the subquantile, less those
+        ``refine="reject"`` dropped); False marks a suspected outlier.
+    outlier_scores_ : ndarray of shape (n_samples,)
+        Final per-row training loss; larger is more suspect. Regression fits the targets
+        divided by a power of two near their median magnitude and scales the model back
+        (exact), so targets of any magnitude fit alike; losses of targets beyond ~1e154 are
+        then inf here and in ``threshold_`` and ``objective_history_`` (the squares overflow
+        float64), which does not affect the fit.
+    threshold_ : float
+        The k-th smallest loss: rows scoring above it are flagged (``refine="reject"`` may flag
+        rows below it too; with ``refine="biweight"``: the loss beyond which a row gets
+        weight 0).
+    row_weights_ : ndarray of shape (n_samples,)
+        Weight of each row in the final fit: 1 for kept rows and 0 for trimmed ones, or the
+        biweight weights in [0, 1] with ``refine="biweight"``.
+    n_iter_ : int
+        Iterations run (subset refits for "alternating").
+    objective_history_ : ndarray of shape (n_iter_ + 1,)
+        Objective sum of the kept losses + alpha ||f||_H^2, from the initial model on.
+    converged_ : bool
+        Whether the stopping rule was met before ``max_iter`` (in the kept start).
+    best_start_ : int
+        The start whose fit was kept: 0 for ``init``, i >= 1 for the i-th random subset.
+    alpha_, gamma_ : float
+        The alpha and gamma of the fit (the chosen ones with "auto", else the given ones).
+    hyperparameter_scores_ : ndarray of shape (n_gammas, n_alphas)
+        With alpha or gamma "auto": the score of every pair (regressor: the trimmed mean
+        squared honest residual; classifier: the out-of-fold misclassification rate).
+    epsilon_ : float
+        Fraction of the rows trimmed, 1 - (rows kept) / n: the estimate when epsilon="auto",
+        at least epsilon with ``refine="reject"`` (classifiers: less where keeping half of
+        every class required more than k rows).
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when X has string column names.
+
+    See Also
+    --------
+    SubquantileKernelRegressor : The same objective for the squared loss.
+    robustkernel.meta.SubquantileClassifier : The subquantile fit around any classifier.
+    sklearn.svm.SVC : A kernel classifier fitted on every row.
+
+    Notes
+    -----
+    The objective is the papers' subquantile risk [1]_, [2]_: with l_i(f) the loss of row i,
+    F(f) = sum of the k = ceil((1 - epsilon) n) smallest l_i(f) + alpha ||f||_H^2, which equals
+    max over t of {k t - sum_i (t - l_i(f))_+} + alpha ||f||_H^2 (the maximizing t is the k-th
+    smallest loss, ``threshold_``). F is not convex; every solver here decreases it and stops at
+    a point where the kept set is stable. "alternating" is the trimmed-fit iteration of least
+    trimmed squares (C-steps [3]_) with exact refits, the papers' solvers are "gd",
+    "momentum" and "nesterov".
+
+    With the defaults the fit configures itself on the training rows: epsilon by the LTS
+    reweighting step [3]_ (regression: a three-sigma rule on studentized residuals;
+    classification: out-of-fold label probabilities below 0.2), alpha and gamma by honest
+    (leave-one-out or out-of-fold) scores of the trimmed fits, and refine="reject" drops kept
+    rows that the final fit finds implausible. No clean validation rows are needed.
+
+    ``predict_proba`` is fitted to the kept rows, so its probabilities describe the clean
+    labels, not the flipped ones: with 20% of the training labels flipped, the expected
+    calibration error on clean test labels (10 bins) was 0.026 (breast cancer) and 0.037 (two
+    moons) with the defaults, against 0.215 / 0.226 for the epsilon=0 fit and 0.195 / 0.194 for
+    ``SVC(probability=True)``, whose probabilities absorb the flips; accuracy was 0.953 / 0.944
+    against 0.942 / 0.961 and 0.947 / 0.944 (medians of 5 seeds,
+    ``benchmarks/bench_calibration.py``).
+
+    References
+    ----------
+    .. [1] A. Rathnashyam and A. Gittens, "Subquantile Minimization for Kernel Learning in the
+       Huber epsilon-Contamination Model", preprint, 2023 (the alternating and gradient
+       solvers, the kernel ridge and classification losses, momentum and Nesterov).
+    .. [2] A. Rathnashyam and A. Gittens, "Kernel Learning in the Huber epsilon-Contamination
+       Model", preprint (the ridge term, kernelized GLMs with a link, two-layer networks).
+    .. [3] P. J. Rousseeuw and K. Van Driessen, "Computing LTS Regression for Large Data Sets",
+       Data Mining and Knowledge Discovery 12, 29-45, 2006 (the random elemental starts of
+       ``n_init`` and the reweighting step behind epsilon="auto").
+
     Examples
     --------
     >>> import numpy as np
@@ -443,8 +686,7 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
     >>> model = SubquantileKernelClassifier(epsilon=0.2, alpha=0.1).fit(X, y_noisy)
     >>> bool(model.score(X, y) > 0.9)
     True
-"""
-    )
+    """
 
     _subset_fitter = LbfgsSubsetFitter
     _feature_subset_fitter = LbfgsSubsetFitter
@@ -463,8 +705,9 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data, or the n x n kernel matrix for kernel="precomputed". A
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data, or the n x n kernel matrix for kernel="precomputed". Sparse rows
+            (CSR, CSC) fit as the dense array does, wherever the kernel takes them. A
             ``dask.array`` (with y one too) is fitted as passes over its chunks, never held in
             one process: see the user guide's "Scale out" section.
         y : array-like of shape (n_samples,)

@@ -27,8 +27,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from scipy import sparse
 from scipy.linalg import eigh
 from sklearn.metrics.pairwise import KERNEL_PARAMS
+from sklearn.utils.sparsefuncs import mean_variance_axis
 
 from .._kernel_model.losses import (
     LinkSquaredLoss,
@@ -55,7 +57,7 @@ def takes_gamma(kernel: object) -> bool:
     return isinstance(kernel, str) and "gamma" in KERNEL_PARAMS.get(kernel, ())
 
 
-def robust_gamma(X: np.ndarray) -> float:
+def robust_gamma(X: np.ndarray | sparse.spmatrix) -> float:
     """1 / (n_features sigma^2), sigma^2 a robust feature variance.
 
     scikit-learn's "scale" uses var(X), which rows moved far away (x -> 100 x) inflate; here
@@ -64,18 +66,44 @@ def robust_gamma(X: np.ndarray) -> float:
     the other features' scales: its standard deviation is not robust (Boston housing, 20% of
     the rows x -> 100 x: the two such features' standard deviations took gamma from 0.11 to
     0.0004). Where every MAD is 0, the standard deviations; where sigma^2 is then 0 or not
-    representable (features beyond 1e154), 1 / n_features (gamma=None).
+    representable (features beyond 1e154), 1 / n_features (gamma=None). A sparse X gives the
+    same value without being made dense (its medians from each column's stored values and
+    its count of zeros).
     """
     with np.errstate(over="ignore", invalid="ignore"):
-        deviations = np.abs(X - np.median(X, axis=0))
-        scales = 1.4826 * np.median(deviations, axis=0)
+        if sparse.issparse(X):
+            scales = 1.4826 * _sparse_column_mads(sparse.csc_array(X))
+            deviations = np.sqrt(mean_variance_axis(sparse.csc_matrix(X), axis=0)[1])
+        else:
+            deviations = np.std(X, axis=0)
+            scales = 1.4826 * np.median(np.abs(X - np.median(X, axis=0)), axis=0)
         positive = scales[scales > 0]
-        fallback = np.median(positive) if positive.size else np.std(X, axis=0)
+        fallback = np.median(positive) if positive.size else deviations
         scales = np.where(scales > 0, scales, fallback)
         variance = float(np.mean(scales**2))
     if not 0 < variance < np.inf:
         return 1.0 / X.shape[1]
     return 1.0 / (X.shape[1] * variance)
+
+
+def _sparse_column_mads(X: sparse.csc_array) -> np.ndarray:
+    """Median absolute deviation of each column of a sparse matrix (zeros included)."""
+    n = X.shape[0]
+    mads = np.empty(X.shape[1])
+    for j in range(X.shape[1]):
+        stored = X.data[X.indptr[j] : X.indptr[j + 1]]
+        zeros = n - stored.size
+        median = _median_with_zeros(stored, zeros)
+        mads[j] = _median_with_zeros(np.abs(stored - median), zeros, fill=abs(median))
+    return mads
+
+
+def _median_with_zeros(values: np.ndarray, zeros: int, fill: float = 0.0) -> float:
+    """np.median of ``values`` together with ``zeros`` copies of ``fill`` (when the copies are
+    more than half of all, the median is ``fill`` without building them)."""
+    if zeros > values.size:
+        return fill
+    return float(np.median(np.concatenate([values, np.full(zeros, fill)])))
 
 
 def gamma_grid(X: np.ndarray, factors: Sequence[float] = GAMMA_FACTORS) -> list[float]:
