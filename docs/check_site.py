@@ -87,9 +87,13 @@ def page_problems(path: Path) -> list[str]:
 
 
 def site_problems(root: Path) -> list[str]:
-    """Problems of every page under ``root`` (pages of the theme's search excepted)."""
+    """Problems of every page under ``root`` (the search page, the index and the theme's
+    template fragments in ``_static`` excepted)."""
     skipped = ("search.html", "genindex.html")
-    pages = sorted(p for p in root.rglob("*.html") if p.name not in skipped)
+    pages = sorted(
+        p for p in root.rglob("*.html")
+        if p.name not in skipped and "_static" not in p.relative_to(root).parts
+    )
     if not pages:
         return [f"no HTML pages under {root}"]
     return [f"{p.relative_to(root)}: {problem}" for p in pages for problem in page_problems(p)]
@@ -143,8 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         problems += screenshot_problems(args.root, args.screenshots)
     for problem in problems:
         print(problem, file=sys.stderr)
-    pages = len(list(args.root.rglob("*.html")))
-    print(f"{pages} pages checked, {len(problems)} problem(s)")
+    print(f"site {args.root}: {len(problems)} problem(s)")
     return 1 if problems else 0
 
 

@@ -43,7 +43,18 @@ html_show_sourcelink = False
 
 # API reference: one page per public object, generated from the docstrings (numpydoc format).
 autosummary_generate = True
-autodoc_default_options = {"members": True, "inherited-members": True}
+# Methods from scikit-learn's bases (parameters, metadata routing, output containers, the
+# default score) are documented by scikit-learn; their docstrings point into its site.
+SKLEARN_METHODS = [
+    "get_params", "set_params", "get_metadata_routing", "set_output", "score",
+    "set_fit_request", "set_predict_request", "set_score_request", "set_transform_request",
+    "set_predict_proba_request", "set_decision_function_request", "set_partial_fit_request",
+]
+autodoc_default_options = {
+    "members": True,
+    "inherited-members": True,
+    "exclude-members": ",".join(SKLEARN_METHODS),
+}
 autodoc_typehints = "none"
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False

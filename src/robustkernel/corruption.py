@@ -562,9 +562,10 @@ def outlier_precision_recall(
     """Precision and recall of the rows a fit distrusted against the rows actually corrupted.
 
     The flagged rows are ``~inlier_mask`` (e.g. a Subquantile fit's ``inlier_mask_``).
-    precision = |flagged and corrupted| / |flagged|, recall = |flagged and corrupted| /
-    |corrupted|. An empty denominator gives 1.0: flagging nothing raises no false alarm
-    (precision 1.0), and with nothing corrupted there is nothing to miss (recall 1.0).
+    precision = (rows flagged and corrupted) / (rows flagged), recall = (rows flagged and
+    corrupted) / (rows corrupted). An empty denominator gives 1.0: flagging nothing raises no
+    false alarm (precision 1.0), and with nothing corrupted there is nothing to miss (recall
+    1.0).
 
     Parameters
     ----------

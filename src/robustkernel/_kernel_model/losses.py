@@ -224,7 +224,7 @@ class LinkSquaredLoss(Loss):
 
     The gradient in F is 2 (omega(F) - Y) omega'(F). ``hessian_sum`` is the Gauss-Newton part
     2 sum omega'(F)^2 (positive semidefinite; the intercept's Newton steps are line-searched).
-    ``curvature`` must bound 2 (omega'^2 + |omega - y| |omega''|) over the outputs and the
+    ``curvature`` must bound 2 (omega'^2 + abs(omega - y) abs(omega'')) over the outputs and the
     targets: :meth:`for_targets` computes it on ``CURVATURE_GRID`` for the targets' range.
     """
 

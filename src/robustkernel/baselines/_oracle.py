@@ -147,7 +147,7 @@ class OracleERM(VersionStamped, MetaEstimatorMixin, BaseEstimator):
         return self.estimator_.feature_names_in_
 
     def predict(self, X: Any) -> np.ndarray:
-        """Predictions of the base learner fitted on the clean rows.
+        """Predict with the base learner fitted on the clean rows.
 
         Parameters
         ----------

@@ -130,7 +130,8 @@ _ATTRIBUTES = """
     outlier_scores_ : ndarray of shape (n_samples,)
         Each row's SEVER score in the last round it was scored (0 if never scored).
     n_iter_ : int
-        Filtering rounds run."""
+        Filtering rounds run.
+    """
 
 _METHOD = """Diakonikolas, Kamath, Kane, Li, Steinhardt and Stewart, "Sever: A Robust Meta-Algorithm
     for Stochastic Optimization", ICML 2019 (Algorithm 1 with the practical filter of their
@@ -167,6 +168,7 @@ class SeverKernelRegressor(KernelBaselineRegressor, _BaseSever):
         Filtering rounds (0 gives plain kernel ridge).
     """
         + KERNEL_PARAMETERS_DOC
+        + "\n"
         + _ATTRIBUTES
     )
 
@@ -226,10 +228,11 @@ class SeverKernelClassifier(KernelBaselineClassifier, _BaseSever):
         Filtering rounds (0 gives plain kernel logistic / softmax regression).
     """
         + KERNEL_PARAMETERS_DOC
+        + "\n"
         + _ATTRIBUTES
-        + """
-    classes_ : ndarray of shape (n_classes,)
-        Class labels."""
+        + """classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    """
     )
 
     def __init__(

@@ -25,7 +25,7 @@ class STIRKernelRegressor(KernelBaselineRegressor):
 
     Mukhoty, Gopakumar, Jain and Kar, "Globally-convergent Iteratively Reweighted Least Squares
     for Robust Regression Problems", AISTATS 2019, Algorithm STIR. Each iteration sets the
-    weights s_i = min(1 / |r_i|, M) from the current residuals r and refits weighted least
+    weights s_i = min(1 / abs(r_i), M) from the current residuals r and refits weighted least
     squares; a stage ends when the model moves by less than 2 / (eta M), and then the truncation
     level grows, M <- eta M. Defaults from the authors' code: M starts at 1e-3 and grows by
     eta = 10 per stage. Kernelised: the weighted least squares is weighted kernel ridge with an
@@ -58,7 +58,7 @@ class STIRKernelRegressor(KernelBaselineRegressor):
     X_fit_ : ndarray of shape (n_samples, n_features)
         Training data.
     sample_weight_ : ndarray of shape (n_samples,)
-        Final truncated weights min(1 / |r_i|, M) (small = suspect).
+        Final truncated weights min(1 / abs(r_i), M) (small = suspect).
     M_ : float
         Final truncation level.
     n_iter_ : int

@@ -200,7 +200,7 @@ _DOC = """{summary}
         Final tilted weights softmax(t l) (sum to 1).
     outlier_scores_ : ndarray of shape (n_samples,)
         Final per-row training losses.
-    objective_history_ : ndarray of shape (n_iter_ + 1,)
+    objective_history_ : ndarray of shape (``n_iter_`` + 1,)
         J from f = 0 on.
     n_iter_ : int
         Gradient steps taken.

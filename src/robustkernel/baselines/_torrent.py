@@ -24,7 +24,7 @@ class TorrentGDKernelRegressor(KernelBaselineRegressor):
 
     Bhatia, Jain and Kar, "Robust Regression via Hard Thresholding", NeurIPS 2015, Algorithm
     TORRENT-GD: from w = 0, repeat { w <- w - eta X_S (X_S^T w - y_S); S <- the (1 - beta) n rows
-    of smallest |y_i - x_i^T w| }. Kernelised, that is functional gradient descent on the squared
+    of smallest abs(y_i - x_i^T w) }. Kernelised, that is functional gradient descent on the squared
     loss summed over the active set plus alpha ||f||_H^2, with step 1 / L,
     L = 2 lambda_max(K) + 2 alpha, and the unpenalized intercept set to its exact minimizer on S
     after each step: the core's ``gradient_method`` (solver "gd" of

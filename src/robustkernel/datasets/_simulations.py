@@ -235,7 +235,9 @@ def make_kl_regression(
     Returns
     -------
     X : ndarray of shape (n, p)
+        The covariates.
     y : ndarray of shape (n,)
+        The responses f(X) plus noise.
     """
     _check_function(f, p)
     if noise < 0:

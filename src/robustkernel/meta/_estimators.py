@@ -390,7 +390,7 @@ class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
         decreasing) before the limit.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of the features, when X has string column names.
 
     See Also
@@ -512,7 +512,7 @@ class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
         decreasing) before the limit.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of the features, when X has string column names.
     classes_ : ndarray of shape (n_classes,)
         The class labels, as ``estimator_.classes_``.
@@ -562,6 +562,22 @@ class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
         return y
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> SubquantileClassifier:
+        """Fit the classifier on the (1 - epsilon) fraction of rows it explains best.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data, in any form the estimator takes.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights (see the regressor's ``fit``).
+
+        Returns
+        -------
+        self : SubquantileClassifier
+            The fitted estimator.
+        """
         super().fit(X, y, sample_weight)
         self.classes_ = self.estimator_.classes_
         return self

@@ -39,9 +39,33 @@ class MetricKernelLogisticRegression(ClassifierMixin, MetricKernelModel):
         regressor's default: the log-loss is of order 0.5 where squared errors of a
         standardized target are of order 1 (on two Gaussian directions in 10 features,
         ``lam = 0.01`` recovered the two directions; ``lam = 0.003`` added a third).
-    kernel, kernel_params, solver, lr, armijo_c, beta, tol, max_iter, diagonal, init, \
-op_norm_bound, batch_size, random_state
-        As in `MetricKernelRidge`. A mini-batch (``batch_size``) should hold both classes.
+    kernel : {"gaussian", "gaussian_mixture", "linear", "cubic"} or (callable, callable), \
+default="gaussian"
+        As in :class:`MetricKernelRidge`.
+    kernel_params : dict, default=None
+        As in :class:`MetricKernelRidge`.
+    solver : {"auto", "lbfgs", "projected_gradient"}, default="auto"
+        As in :class:`MetricKernelRidge`.
+    lr : float, default=0.1
+        As in :class:`MetricKernelRidge`.
+    armijo_c : float, default=0.001
+        As in :class:`MetricKernelRidge`.
+    beta : float, default=0.5
+        As in :class:`MetricKernelRidge`.
+    tol : float, default=None
+        As in :class:`MetricKernelRidge`.
+    max_iter : int, default=2000
+        As in :class:`MetricKernelRidge`.
+    diagonal : bool, default=False
+        As in :class:`MetricKernelRidge`.
+    init : None, "identity" or array-like of shape (n_features, n_features), default=None
+        As in :class:`MetricKernelRidge`.
+    op_norm_bound : float, default=None
+        As in :class:`MetricKernelRidge`.
+    batch_size : int, default=None
+        As in :class:`MetricKernelRidge`.
+    random_state : int, RandomState instance or None, default=None
+        As in :class:`MetricKernelRidge`. A mini-batch should hold both classes.
 
     Attributes
     ----------
@@ -52,7 +76,7 @@ X_fit_, n_iter_, objective_history_, objective_, kkt_residual_, converged_
         As in `MetricKernelRidge` (``objective_`` is the penalized mean log-loss).
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit, when X has string feature names.
 
     See Also
@@ -160,6 +184,7 @@ X_fit_, n_iter_, objective_history_, objective_, kkt_residual_, converged_
         Returns
         -------
         ndarray of shape (n_samples,)
+            The decision values f(x): the log-odds of the positive class ``classes_[1]``.
         """
         return self._decision(X)
 

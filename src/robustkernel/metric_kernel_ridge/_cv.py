@@ -142,11 +142,22 @@ class MetricKernelRidgeCV(
         Stop the path after this many values of ``lam`` without a better held-out error.
     random_state : int, RandomState instance or None, default=None
         Seeds the choice of the held-out rows.
+    kernel : {"gaussian", "gaussian_mixture", "linear", "cubic"} or (callable, callable), \
+default="gaussian"
+        As in :class:`MetricKernelRidge`.
+    kernel_params : dict, default=None
+        As in :class:`MetricKernelRidge`.
+    solver : {"auto", "lbfgs", "projected_gradient"}, default="auto"
+        As in :class:`MetricKernelRidge`.
+    tol : float, default=None
+        As in :class:`MetricKernelRidge`.
+    max_iter : int, default=2000
+        As in :class:`MetricKernelRidge`.
+    diagonal : bool, default=False
+        As in :class:`MetricKernelRidge`.
     epsilon : float in [0, 0.5), "auto" or None, default=None
         Fraction of the rows to leave out as suspects, as in `MetricKernelRidge`; ``None`` uses
         every row.
-    kernel, kernel_params, solver, tol, max_iter, diagonal
-        As in `MetricKernelRidge`.
 
     Attributes
     ----------
@@ -178,7 +189,7 @@ class MetricKernelRidgeCV(
         With ``epsilon``: the training rows (the precomputed kernel of ``predict`` needs them).
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit, when X has string feature names.
 
     See Also
@@ -371,6 +382,7 @@ class MetricKernelRidgeCV(
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            Predictions of the final fit.
         """
         check_is_fitted(self)
         if not hasattr(self, "X_fit_"):
@@ -390,7 +402,7 @@ class MetricKernelRidgeCV(
         return kernel_matrix(X, Y, metric, family)
 
     def transform(self, X: Any) -> np.ndarray:
-        """Coordinates in the subspace learned at ``lam_`` (see `MetricKernelRidge.transform`).
+        """Project X on the subspace learned at ``lam_`` (see `MetricKernelRidge.transform`).
 
         Parameters
         ----------
@@ -399,7 +411,8 @@ class MetricKernelRidgeCV(
 
         Returns
         -------
-        X_new : ndarray of shape (n_samples, rank_)
+        X_new : ndarray of shape (n_samples, ``rank_``)
+            The coordinates of X in the learned subspace.
         """
         check_is_fitted(self)
         return self.metric_.transform(X)

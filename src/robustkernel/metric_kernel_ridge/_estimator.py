@@ -246,7 +246,7 @@ class MetricKernelModel(
 
         Returns
         -------
-        X_new : ndarray of shape (n_samples, rank_)
+        X_new : ndarray of shape (n_samples, ``rank_``)
             Coordinates in the learned subspace, scaled by ``sqrt`` of the eigenvalues.
         """
         check_is_fitted(self)
@@ -365,7 +365,7 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
     eigenvalues_ : ndarray of shape (n_features,)
         Eigenvalues of ``Sigma_`` in decreasing order, as left by the last projection (the
         directions the projection removed are exactly zero).
-    components_ : ndarray of shape (n_features, rank_)
+    components_ : ndarray of shape (n_features, ``rank_``)
         Orthonormal basis of the column space of ``Sigma_`` (columns match the first ``rank_``
         entries of ``eigenvalues_``). Note: columns, not rows as in ``PCA.components_``.
     rank_ : int
@@ -380,7 +380,7 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
         Training inputs (needed by ``predict``); with ``epsilon``, the kept rows.
     n_iter_ : int
         Accepted gradient steps.
-    objective_history_ : ndarray of shape (n_iter_ + 1,)
+    objective_history_ : ndarray of shape (``n_iter_`` + 1,)
         ``J_n`` at the start and after every step; non-increasing. With mini-batches: ``J`` on
         the batch of each step (the first entry on the first batch), hence noisy.
     objective_ : float
@@ -404,7 +404,7 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
         With ``epsilon``: metric fits done by the alternation.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit, when X has string feature names.
 
     See Also
@@ -583,19 +583,30 @@ def _check_start(X: np.ndarray, Sigma0: np.ndarray, family: KernelFamily) -> Non
 class MetricKernelRidgePath:
     """Results of `metric_kernel_ridge_path`, one entry per ``lam`` (in the order fitted).
 
-    Attributes
+    The fields are also the constructor's parameters (a dataclass).
+
+    Parameters
     ----------
     lams : ndarray of shape (n_lams,)
-    rank, numerical_rank, n_iter : ndarray of int, shape (n_lams,)
+        The values of ``lam`` fitted.
+    rank : ndarray of int, shape (n_lams,)
+        ``rank_`` of each fit.
+    numerical_rank : ndarray of int, shape (n_lams,)
+        ``numerical_rank_`` of each fit.
     objective : ndarray of shape (n_lams,)
         Final ``J_n`` per ``lam``.
+    n_iter : ndarray of int, shape (n_lams,)
+        Iterations of each fit.
     converged : ndarray of bool, shape (n_lams,)
+        Whether each fit met its stopping rule.
     Sigma : ndarray of shape (n_lams, n_features, n_features)
+        The learned metrics.
     train_rmse : ndarray of shape (n_lams,)
-    test_rmse : ndarray of shape (n_lams,) or None
-        Given ``X_test`` and ``y_test``.
-    estimators : list of MetricKernelRidge or None
-        Given ``return_estimators=True``.
+        Training RMSE of each fit.
+    test_rmse : ndarray of shape (n_lams,) or None, default=None
+        Test RMSE, given ``X_test`` and ``y_test``.
+    estimators : list of MetricKernelRidge or None, default=None
+        The fitted estimators, given ``return_estimators=True``.
     """
 
     lams: np.ndarray
@@ -610,7 +621,14 @@ class MetricKernelRidgePath:
     estimators: list[MetricKernelRidge] | None = field(default=None, repr=False)
 
     def to_frame(self) -> pd.DataFrame:
-        """Scalar results as a DataFrame (one row per ``lam``; ``Sigma`` left out)."""
+        """Return the scalar results as a DataFrame.
+
+        Returns
+        -------
+        DataFrame
+            One row per ``lam``: lam, rank, numerical_rank, objective, n_iter, converged,
+            train_rmse (and test_rmse when given); ``Sigma`` left out.
+        """
         data = {
             "lam": self.lams,
             "rank": self.rank,

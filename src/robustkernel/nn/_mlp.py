@@ -381,7 +381,7 @@ class SubquantileMLPRegressor(RegressorMixin, _BaseSubquantileMLP):
         Squared residual of every training row; larger is more suspect.
     threshold_ : float
         The k-th smallest squared residual.
-    objective_history_ : ndarray of shape (n_iter_,)
+    objective_history_ : ndarray of shape (``n_iter_``,)
         The full-data objective after every iteration (in squared target units).
     n_iter_ : int
         Iterations run.
@@ -389,7 +389,7 @@ class SubquantileMLPRegressor(RegressorMixin, _BaseSubquantileMLP):
         Whether the objective stopped improving before ``max_iter``.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of the features, when X has string column names.
 
     See Also
@@ -521,7 +521,7 @@ class SubquantileMLPClassifier(ClassifierMixin, _BaseSubquantileMLP):
         Cross-entropy -log p(observed label) of every training row.
     threshold_ : float
         The k-th smallest cross-entropy.
-    objective_history_ : ndarray of shape (n_iter_,)
+    objective_history_ : ndarray of shape (``n_iter_``,)
         The full-data objective after every iteration.
     n_iter_ : int
         Iterations run.
@@ -529,7 +529,7 @@ class SubquantileMLPClassifier(ClassifierMixin, _BaseSubquantileMLP):
         Whether the objective stopped improving before ``max_iter``.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of the features, when X has string column names.
 
     See Also

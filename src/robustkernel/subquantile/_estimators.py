@@ -51,7 +51,7 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         k = ceil((1 - epsilon) n) rows with the smallest loss; epsilon=0 is the ordinary fit.
         "auto" estimates it (``epsilon_``): fit keeping 60% of the rows (classification: 80%,
         trimming at most half the share of the smallest class), flag the rows whose loss is
-        implausible under that fit (regression: studentized |residual| > 3 sigma with a
+        implausible under that fit (regression: studentized abs(residual) > 3 sigma with a
         truncation-corrected robust scale; classification: observed label given probability
         below 0.2 out of fold, by the model fitted on the kept rows of the other two of three
         folds), refit without them, and repeat until the flagged set is stable.
@@ -138,7 +138,7 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
     refine : {"reject", "biweight"} or None, default="reject"
         What follows the trimmed fit at a given epsilon > 0. None: nothing, the papers'
         estimator (exactly k rows kept). "reject": kept rows whose loss is implausible under
-        the fit (studentized |residual| > 5 sigma, the rule of epsilon="auto" with 5 for 3;
+        the fit (studentized abs(residual) > 5 sigma, the rule of epsilon="auto" with 5 for 3;
         label probability below 0.2) are trimmed too and the model refitted, until no kept row is
         implausible; the trim never removes fewer than epsilon of the rows, and no corrupted
         row that the count forced into the kept set (or that a flexible kernel explains by
@@ -188,7 +188,7 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         link whose derivative is bounded away from 0 and infinity on the data. "identity" is
         kernel ridge (the closed-form solvers). With another link the "alternating" solver
         refits by L-BFGS, the gradient solvers take their step from the loss's smoothness
-        bound 2 sup (omega'^2 + |omega - y| |omega''|) over the targets' range, and the honest
+        bound 2 sup (omega'^2 + abs(omega - y) abs(omega'')) over the targets' range, and the honest
         losses of epsilon, alpha and gamma "auto" and of refine="reject" are out of fold
         (three folds, models fitted on the kept rows of the other folds) instead of
         leave-one-out; refine="biweight" is for the identity link only.
@@ -224,7 +224,7 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         biweight weights in [0, 1] with ``refine="biweight"``.
     n_iter_ : int
         Iterations run (subset refits for "alternating").
-    objective_history_ : ndarray of shape (n_iter_ + 1,)
+    objective_history_ : ndarray of shape (``n_iter_`` + 1,)
         Objective sum of the kept losses + alpha ||f||_H^2, from the initial model on.
     converged_ : bool
         Whether the stopping rule was met before ``max_iter`` (in the kept start).
@@ -241,7 +241,7 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         every class required more than k rows).
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of the features, when X has string column names.
 
     See Also
@@ -448,7 +448,7 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         k = ceil((1 - epsilon) n) rows with the smallest loss; epsilon=0 is the ordinary fit.
         "auto" estimates it (``epsilon_``): fit keeping 60% of the rows (classification: 80%,
         trimming at most half the share of the smallest class), flag the rows whose loss is
-        implausible under that fit (regression: studentized |residual| > 3 sigma with a
+        implausible under that fit (regression: studentized abs(residual) > 3 sigma with a
         truncation-corrected robust scale; classification: observed label given probability
         below 0.2 out of fold, by the model fitted on the kept rows of the other two of three
         folds), refit without them, and repeat until the flagged set is stable.
@@ -535,7 +535,7 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
     refine : {"reject", "biweight"} or None, default="reject"
         What follows the trimmed fit at a given epsilon > 0. None: nothing, the papers'
         estimator (exactly k rows kept). "reject": kept rows whose loss is implausible under
-        the fit (studentized |residual| > 5 sigma, the rule of epsilon="auto" with 5 for 3;
+        the fit (studentized abs(residual) > 5 sigma, the rule of epsilon="auto" with 5 for 3;
         label probability below 0.2) are trimmed too and the model refitted, until no kept row is
         implausible; the trim never removes fewer than epsilon of the rows, and no corrupted
         row that the count forced into the kept set (or that a flexible kernel explains by
@@ -611,7 +611,7 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         biweight weights in [0, 1] with ``refine="biweight"``.
     n_iter_ : int
         Iterations run (subset refits for "alternating").
-    objective_history_ : ndarray of shape (n_iter_ + 1,)
+    objective_history_ : ndarray of shape (``n_iter_`` + 1,)
         Objective sum of the kept losses + alpha ||f||_H^2, from the initial model on.
     converged_ : bool
         Whether the stopping rule was met before ``max_iter`` (in the kept start).
@@ -628,7 +628,7 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         every class required more than k rows).
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of the features, when X has string column names.
 
     See Also
