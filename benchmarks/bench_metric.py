@@ -293,7 +293,7 @@ def section_minibatch(ns: list[int], batches: list[int], budgets: list[int]) -> 
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 model.fit(sim.X_train, sim.y_train)
             seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-            error = subspace_distance(model.components_, sim.subspace)
+            error = subspace_distance(model.components_.T, sim.subspace)
             rmse = float(np.sqrt(np.mean((model.predict(sim.X_test) - sim.y_test) ** 2)))
             lines.append(
                 f"| {n} | {'all' if m is None else m} | {max_iter} | {model.n_iter_} "
@@ -332,7 +332,7 @@ def _robust_fits(f: str, seed: int) -> list[dict[str, float]]:
             {
                 "fit": name,
                 "rank": model.rank_,
-                "error": subspace_distance(model.components_, sim.subspace),
+                "error": subspace_distance(model.components_.T, sim.subspace),
                 "rmse": float(np.sqrt(np.mean((model.predict(sim.X_test) - sim.y_test) ** 2))),
                 "caught": caught,
                 "cpu": cpu,

@@ -18,7 +18,7 @@ X = rng.normal(size=(120, 5))
 y = np.sin(X[:, 0] + X[:, 1]) + 0.1 * rng.normal(size=120)
 
 model = MetricKernelRidge(lam=0.1).fit(X, y)
-direction = model.components_[:, 0]
+direction = model.components_[0]
 truth = np.array([1.0, 1.0, 0.0, 0.0, 0.0]) / np.sqrt(2.0)
 print(f"rank of Sigma: {model.rank_} (of {X.shape[1]})")
 print("leading direction:", np.round(direction * np.sign(direction @ truth), 3))

@@ -225,7 +225,7 @@ def test_metric_predict_and_transform_are_chunked_and_exact(monkeypatch):
     X, y = _data(120)
     model = MetricKernelRidge(max_iter=20).fit(X, y)
     X_test = np.random.default_rng(3).standard_normal((2000, 3))
-    U = model.components_ * np.sqrt(model.eigenvalues_[: model.rank_])
+    U = model.components_.T * np.sqrt(model.eigenvalues_[: model.rank_])
     K = np.exp(-cdist(X_test @ U, model.X_fit_ @ U, "sqeuclidean"))
     expected = K @ model.dual_coef_ + model.intercept_
     monkeypatch.setattr(memory, "CHUNK_ELEMENTS", 120 * 51)

@@ -268,7 +268,7 @@ def test_claim_i_small_rank_one_and_recovers_direction(seed):
     for model in path.estimators:
         assert model.rank_ <= 1
         assert model.rank_ == 1  # the signal direction is found, not lost
-        assert abs(model.components_[:, 0] @ u) > 0.95
+        assert abs(model.components_[0] @ u) > 0.95
 
 
 def test_no_signal_full_rank_is_where_projected_gradient_stops_not_the_minimizer():
@@ -306,7 +306,7 @@ def test_transform_reproduces_kernel_and_works_in_pipeline():
         np.exp(-D), _explicit_kernel(X, X, model.Sigma_, "gaussian"), atol=1e-10
     )
     np.testing.assert_allclose(
-        model.components_.T @ model.components_, np.eye(model.rank_), atol=1e-12
+        model.components_ @ model.components_.T, np.eye(model.rank_), atol=1e-12
     )
     pipe = make_pipeline(MetricKernelRidge(lam=0.1, max_iter=50), KernelRidge(kernel="rbf"))
     with _ignore_convergence():

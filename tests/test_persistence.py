@@ -131,3 +131,28 @@ def test_load_model_warns_once_for_another_version(tmp_path, monkeypatch):
         warnings.simplefilter("always")
         load_model(path)
     assert len([w for w in caught if issubclass(w.category, ModelVersionWarning)]) == 1
+
+
+def test_metric_components_from_before_the_row_layout_are_transposed_on_load():
+    """components_ holds rows (rank_, n_features) as PCA's; a pickle written when it held
+    columns (no row marker in its state) loads with the rows, and transform is unchanged."""
+    import pickle
+
+    from robustkernel import MetricKernelRidge
+    from robustkernel.metric_kernel_ridge._estimator import ComponentRows
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    y = np.sin(X[:, 0] + X[:, 1])
+    model = MetricKernelRidge(lam=0.1).fit(X, y)
+    assert model.components_.shape == (model.rank_, 4)
+    assert np.allclose(model.components_ @ model.components_.T, np.eye(model.rank_))
+    old = model.__getstate__()
+    del old[ComponentRows.ROWS_KEY]
+    old["components_"] = model.components_.T  # the column layout of earlier versions
+    restored = MetricKernelRidge.__new__(MetricKernelRidge)
+    restored.__setstate__(old)
+    np.testing.assert_array_equal(restored.components_, model.components_)
+    np.testing.assert_allclose(restored.transform(X), model.transform(X))
+    again = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(again.components_, model.components_)

@@ -68,7 +68,7 @@ def _run(args: argparse.Namespace) -> int:
         save_model(pipeline, folder / model_name)
         bar.update()
         names = [f"component_{j + 1}" for j in range(model.rank_)]
-        components = pd.DataFrame(model.components_, columns=names)
+        components = pd.DataFrame(model.components_.T, columns=names)
         components.insert(0, "feature", table.X.columns)
         write_csv(components, folder / "components.csv")
         eigenvalues = pd.DataFrame(

@@ -40,8 +40,8 @@ from ..subquantile._auto_epsilon import (
     REGRESSION_START,
     beyond_scale,
 )
-from ..subquantile._objective import ClassFloors
-from ._selection import fit_rows, out_of_fold_losses, weighted_subquantile
+from ..subquantile._objective import ClassFloors, weighted_subquantile
+from ._selection import fit_rows, out_of_fold_losses
 
 # Fits without a smaller objective before the alternation stops (a heuristic estimator's kept
 # rows can cycle without repeating).

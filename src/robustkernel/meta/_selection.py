@@ -10,50 +10,8 @@ from sklearn.base import clone
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import _safe_indexing
 
-from .._fractions import n_kept
-from ..subquantile._objective import ClassFloors
-
 RowLosses = Callable[[Any, Any, np.ndarray], np.ndarray]
 """``row_losses(fitted estimator, X, y)``: the loss of every row, shape (n,)."""
-
-
-def weighted_subquantile(
-    losses: np.ndarray,
-    epsilon: float,
-    weights: np.ndarray | None = None,
-    floors: ClassFloors | None = None,
-) -> np.ndarray:
-    """The weight each row carries in the fit on the subquantile of ``losses``.
-
-    Without ``weights``: 1 for the k = ceil((1 - epsilon) n) rows of smallest loss (ties broken
-    by row index), 0 for the others. With ``weights``: the rows of smallest loss keep their
-    weight until the kept weight reaches (1 - epsilon) of the total; the row that crosses it
-    keeps the part it needs, so integer weights give the fit on the data with each row repeated
-    that many times. ``floors`` keep the smallest losses of each class c first, up to a weight of
-    ``minimum[c]`` (rows, without weights).
-    """
-    n = losses.shape[0]
-    unit = weights is None
-    weights = np.ones(n) if unit else np.asarray(weights, dtype=float)
-    if unit or np.all(weights == np.round(weights)):
-        needed = float(n_kept(round(weights.sum()), epsilon))
-    else:
-        needed = round((1.0 - epsilon) * weights.sum(), 12)
-    order = np.argsort(losses, kind="stable")
-    ordered = weights[order]
-    kept = np.zeros(n)
-    if floors is not None:  # each class's smallest losses first, up to its floor
-        labels = floors.labels[order]
-        for label in np.unique(labels):
-            rows = np.flatnonzero(labels == label)
-            before = np.cumsum(ordered[rows]) - ordered[rows]
-            kept[rows] = np.clip(floors.minimum[label] - before, 0.0, ordered[rows])
-    spare = ordered - kept
-    before = np.cumsum(spare) - spare
-    kept += np.clip(needed - kept.sum() - before, 0.0, spare)
-    result = np.empty(n)
-    result[order] = kept
-    return result
 
 
 def fit_rows(

@@ -34,8 +34,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from .._memory import row_chunks
+from .._version_stamp import VersionStamped
 from ..subquantile import SubquantileKernelRegressor
-from ._estimator import MetricKernelRidge
+from ._estimator import ComponentRows, MetricKernelRidge
 from ._objective import (
     DISTANCE_KERNELS,
     INNER_PRODUCT_KERNELS,
@@ -100,7 +101,8 @@ def leave_one_out_mse(
 
 
 class MetricKernelRidgeCV(
-    ClassNamePrefixFeaturesOutMixin, TransformerMixin, RegressorMixin, BaseEstimator
+    ComponentRows, VersionStamped, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+    RegressorMixin, BaseEstimator,
 ):
     """`MetricKernelRidge` with ``lam`` chosen on held-out rows and a ridge tuned to predict.
 

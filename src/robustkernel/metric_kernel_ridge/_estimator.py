@@ -61,8 +61,26 @@ MEMORY_REMEDY = (
 )
 
 
+class ComponentRows:
+    """Mixin placed before ``VersionStamped``: ``components_`` holds the learned directions as
+    rows, shape (``rank_``, n_features), as ``PCA.components_`` does. Estimators pickled before
+    this layout held them as columns; their state has no ``ROWS_KEY`` and is transposed when
+    loaded, so old model files keep working."""
+
+    ROWS_KEY = "_components_are_rows"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**super().__getstate__(), self.ROWS_KEY: True}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if not state.pop(self.ROWS_KEY, False) and "components_" in state:
+            state["components_"] = np.ascontiguousarray(np.asarray(state["components_"]).T)
+        super().__setstate__(state)
+
+
 class MetricKernelModel(
-    VersionStamped, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+    ComponentRows, VersionStamped, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+    BaseEstimator,
 ):
     """Shared core of the estimators with a learned metric: fitting, storage, ``transform``.
 
@@ -206,7 +224,7 @@ class MetricKernelModel(
         self.rank_ = int(np.count_nonzero(eigenvalues > 0))
         top = eigenvalues[0] if eigenvalues.size else 0.0
         self.numerical_rank_ = int(np.count_nonzero(eigenvalues > RANK_RTOL * top)) if top else 0
-        self.components_ = vectors[:, : self.rank_].copy()
+        self.components_ = np.ascontiguousarray(vectors[:, : self.rank_].T)
         self.dual_coef_ = result.solution.dual_coef
         self.intercept_ = result.solution.intercept
         self.X_fit_ = X
@@ -251,7 +269,7 @@ class MetricKernelModel(
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        U = self.components_ * np.sqrt(self.eigenvalues_[: self.rank_])
+        U = self.components_.T * np.sqrt(self.eigenvalues_[: self.rank_])
         out = np.empty((X.shape[0], U.shape[1]))
         for rows in row_chunks(X.shape[0], max(X.shape[1], U.shape[1])):
             np.matmul(X[rows], U, out=out[rows])
@@ -365,9 +383,9 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
     eigenvalues_ : ndarray of shape (n_features,)
         Eigenvalues of ``Sigma_`` in decreasing order, as left by the last projection (the
         directions the projection removed are exactly zero).
-    components_ : ndarray of shape (n_features, ``rank_``)
+    components_ : ndarray of shape (``rank_``, n_features)
         Orthonormal basis of the column space of ``Sigma_`` (columns match the first ``rank_``
-        entries of ``eigenvalues_``). Note: columns, not rows as in ``PCA.components_``.
+        entries of ``eigenvalues_``), as rows, as in ``PCA.components_``.
     rank_ : int
         Number of strictly positive eigenvalues left by the projection.
     numerical_rank_ : int

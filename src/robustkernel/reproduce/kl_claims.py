@@ -280,7 +280,7 @@ def _run_one(
             "kkt_residual": model.kkt_residual_,
             "n_iter": int(paper.n_iter[k]),
             "converged": bool(paper.converged[k]),
-            "subspace_error": subspace_distance(model.components_, sim.subspace),
+            "subspace_error": subspace_distance(model.components_.T, sim.subspace),
             "test_rmse": float(paper.test_rmse[k]),
             "krr_cv_test_rmse": krr_rmse,
             "krr_cv_gamma": krr_gamma,
@@ -294,7 +294,7 @@ def _run_one(
                 "objective_min": best.objective_,
                 "kkt_residual_min": best.kkt_residual_,
                 "converged_min": bool(best.converged_),
-                "subspace_error_min": subspace_distance(best.components_, sim.subspace),
+                "subspace_error_min": subspace_distance(best.components_.T, sim.subspace),
                 "test_rmse_min": float(
                     np.sqrt(np.mean((best.predict(sim.X_test) - sim.y_test) ** 2))
                 ),

@@ -19,6 +19,7 @@ import numpy as np
 from scipy.sparse.linalg import LinearOperator
 from scipy.special import expit
 
+from .._fractions import n_kept
 from .._kernel_model.kernels import top_eigenvalue
 from .._kernel_model.losses import Loss, class_indices
 from ._features import chunked_product, chunked_transpose_product
@@ -88,6 +89,45 @@ def subquantile(
     return mask, float(losses[order[k - 1]])
 
 
+def weighted_subquantile(
+    losses: np.ndarray,
+    epsilon: float,
+    weights: np.ndarray | None = None,
+    floors: ClassFloors | None = None,
+) -> np.ndarray:
+    """The weight each row carries in the fit on the subquantile of ``losses``.
+
+    Without ``weights``: 1 for the k = ceil((1 - epsilon) n) rows of smallest loss (ties broken
+    by row index), 0 for the others. With ``weights``: the rows of smallest loss keep their
+    weight until the kept weight reaches (1 - epsilon) of the total; the row that crosses it
+    keeps the part it needs, so integer weights give the fit on the data with each row repeated
+    that many times. ``floors`` keep the smallest losses of each class c first, up to a weight of
+    ``minimum[c]``.
+    """
+    n = losses.shape[0]
+    unit = weights is None
+    weights = np.ones(n) if unit else np.asarray(weights, dtype=float)
+    if unit or np.all(weights == np.round(weights)):
+        needed = float(n_kept(round(weights.sum()), epsilon))
+    else:
+        needed = round((1.0 - epsilon) * weights.sum(), 12)
+    order = np.argsort(losses, kind="stable")
+    ordered = weights[order]
+    kept = np.zeros(n)
+    if floors is not None:  # each class's smallest losses first, up to its floor
+        labels = floors.labels[order]
+        for label in np.unique(labels):
+            rows = np.flatnonzero(labels == label)
+            before = np.cumsum(ordered[rows]) - ordered[rows]
+            kept[rows] = np.clip(floors.minimum[label] - before, 0.0, ordered[rows])
+    spare = ordered - kept
+    before = np.cumsum(spare) - spare
+    kept += np.clip(needed - kept.sum() - before, 0.0, spare)
+    result = np.empty(n)
+    result[order] = kept
+    return result
+
+
 def smooth_weights(losses: np.ndarray, threshold: float, smoothing: float) -> np.ndarray:
     """Softplus-smoothed membership sigma(s (t - l_i)) of each row in the subquantile."""
     return expit(smoothing * (threshold - losses))
@@ -101,8 +141,14 @@ class Evaluation:
     Kw: np.ndarray  # outputs without the intercept, K @ w or Z @ theta, (n, C)
     losses: np.ndarray  # per-row losses, (n,)
     mask: np.ndarray  # rows in the subquantile S(f), (n,) bool
-    threshold: float  # the k-th smallest loss
+    threshold: float  # the k-th smallest loss (with sample weights: the largest kept loss)
     objective: float  # sum of the losses over S(f) + alpha ||f||^2
+    weights: np.ndarray | None = None  # with sample weights: each row's weight in the fit
+
+    @property
+    def fit_rows(self) -> np.ndarray:
+        """What a subset fitter takes: the kept rows (bool), or each row's weight (float)."""
+        return self.mask if self.weights is None else self.weights
 
 
 class _Objective:
@@ -115,6 +161,8 @@ class _Objective:
     fit_intercept: bool
     radius: float | None
     floors: ClassFloors | None
+    sample_weight: np.ndarray | None
+    epsilon: float
 
     @property
     def n_samples(self) -> int:
@@ -160,9 +208,14 @@ class _Objective:
             Kw = self.apply(w)
         F = Kw + b
         losses = self.loss.loss(F, self.Y)
-        mask, threshold = subquantile(losses, self.k, self.floors)
-        objective = float(losses[mask].sum() + self.alpha * self.squared_norm(w, Kw))
-        return Evaluation(F, Kw, losses, mask, threshold, objective)
+        penalty = self.alpha * self.squared_norm(w, Kw)
+        if self.sample_weight is None:
+            mask, threshold = subquantile(losses, self.k, self.floors)
+            return Evaluation(F, Kw, losses, mask, threshold, float(losses[mask].sum() + penalty))
+        weights = weighted_subquantile(losses, self.epsilon, self.sample_weight, self.floors)
+        mask = weights > 0
+        objective = float(losses[mask] @ weights[mask] + penalty)
+        return Evaluation(F, Kw, losses, mask, float(losses[mask].max()), objective, weights)
 
     def subset_objective(self, w: np.ndarray, b: np.ndarray, mask: np.ndarray) -> float:
         """The objective with the kept rows fixed to ``mask``."""
@@ -199,6 +252,8 @@ class Problem(_Objective):
     fit_intercept: bool
     radius: float | None = None
     floors: ClassFloors | None = None
+    sample_weight: np.ndarray | None = None  # with it, the subquantile is weighted (epsilon)
+    epsilon: float = 0.0
 
     @property
     def n_coefficients(self) -> int:
@@ -222,7 +277,7 @@ class Problem(_Objective):
     def restricted(self, rows: np.ndarray) -> Problem:
         """The objective on the given rows alone (all of them kept, no class floors)."""
         K = self.K[np.ix_(rows, rows)]
-        return replace(self, K=K, Y=self.Y[rows], k=K.shape[0], floors=None)
+        return replace(self, K=K, Y=self.Y[rows], k=K.shape[0], floors=None, sample_weight=None)
 
     def predict_rows(self, rows: np.ndarray, fitted_rows: np.ndarray, w: np.ndarray) -> np.ndarray:
         """Outputs K w (no intercept) at ``rows`` of a model on ``restricted(fitted_rows)``."""
@@ -245,6 +300,8 @@ class FeatureProblem(_Objective):
     fit_intercept: bool
     radius: float | None = None
     floors: ClassFloors | None = None
+    sample_weight: np.ndarray | None = None  # with it, the subquantile is weighted (epsilon)
+    epsilon: float = 0.0
 
     @property
     def n_coefficients(self) -> int:
@@ -275,7 +332,7 @@ class FeatureProblem(_Objective):
     def restricted(self, rows: np.ndarray) -> FeatureProblem:
         """The objective on the given rows alone (all of them kept, no class floors)."""
         Z = self.Z[rows]
-        return replace(self, Z=Z, Y=self.Y[rows], k=Z.shape[0], floors=None)
+        return replace(self, Z=Z, Y=self.Y[rows], k=Z.shape[0], floors=None, sample_weight=None)
 
     def predict_rows(self, rows: np.ndarray, fitted_rows: np.ndarray, w: np.ndarray) -> np.ndarray:
         """Outputs Z theta (no intercept) at ``rows`` of a model on the same features."""

@@ -38,11 +38,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve, cholesky, solve_triangular
+from scipy.linalg import cho_solve, solve_triangular
 
 from .._memory import row_chunks
 from ._objective import FeatureProblem, Problem
-from ._refits import _shifted, ridge_coefficients, ridge_rhs
+from ._refits import weighted_feature_ridge, weighted_kernel_ridge
 
 BIWEIGHT_C = 4.685
 MAD_TO_SIGMA = 1.4826  # 1 / Phi^-1(3/4): the median absolute deviation of N(0, 1) is 1 / 1.4826
@@ -77,11 +77,7 @@ def weighted_ridge(
     if isinstance(problem, FeatureProblem):
         return _weighted_feature_ridge(problem, weights)
     rows = weights > 0
-    block = problem.K[np.ix_(rows, rows)]
-    block.flat[:: block.shape[0] + 1] += problem.alpha / weights[rows]
-    lower = cholesky(block, lower=True)
-    solution = cho_solve((lower, True), ridge_rhs(problem, rows))
-    w, b = ridge_coefficients(problem, rows, solution)
+    (w, b), lower, solution = weighted_kernel_ridge(problem, weights, problem.alpha)
     # (K_SS + alpha W^-1) c = Y_S - b with 1^T c = 0: the leave-one-out residual of row i is
     # c_i / G_ii, G the inverse of the bordered system restricted to S (Cawley and Talbot 2004).
     inverse_diagonal = np.sum(solve_triangular(lower, np.eye(lower.shape[0]), lower=True) ** 2, 0)
@@ -97,25 +93,7 @@ def _weighted_feature_ridge(
     problem: FeatureProblem, weights: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     m = problem.n_coefficients
-    gram, sums, targets = np.zeros((m, m)), np.zeros(m), np.zeros((m, problem.n_outputs))
-    for rows in row_chunks(problem.n_samples, m):
-        Z = np.asarray(problem.Z[rows], dtype=np.float64)
-        weighted = Z * weights[rows, None]
-        gram += weighted.T @ Z
-        sums += weighted.sum(axis=0)
-        targets += weighted.T @ problem.Y[rows]
-    b = np.zeros(problem.n_outputs)
-    centre = np.zeros(m)
-    if problem.fit_intercept:
-        total = weights.sum()
-        y_total = weights @ problem.Y
-        centre = sums / total
-        gram -= np.outer(sums, sums) / total
-        targets -= np.outer(sums, y_total) / total
-    factor = cho_factor(_shifted(gram, problem.alpha))
-    theta = cho_solve(factor, targets)
-    if problem.fit_intercept:
-        b = (y_total - sums @ theta) / total
+    theta, b, factor, centre, total = weighted_feature_ridge(problem, weights, problem.alpha)
     # Leverage of row i in the weighted fit: w_i (1 / W + (z_i - zbar)^T M^-1 (z_i - zbar)).
     leverage = np.zeros(problem.n_samples)
     for rows in row_chunks(problem.n_samples, m):

@@ -23,7 +23,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from scipy.linalg import LinAlgError, blas, cho_factor, cho_solve, solve, solve_triangular
+from scipy.linalg import (
+    LinAlgError,
+    blas,
+    cho_factor,
+    cho_solve,
+    cholesky,
+    solve,
+    solve_triangular,
+)
 from scipy.optimize import brentq, minimize
 from scipy.sparse.linalg import eigsh
 
@@ -54,8 +62,11 @@ class RidgeSubsetFitter:
         self._position = np.full(n, -1)
 
     def fit(self, mask: np.ndarray, w0: np.ndarray, b0: np.ndarray, alpha: float) -> Coefficients:
-        """Minimize the objective over (w, b) with the kept rows fixed to ``mask``."""
+        """Minimize the objective over (w, b) with the kept rows fixed to ``mask`` (a float
+        array: each row's weight, a direct weighted solve)."""
         problem = self.problem
+        if mask.dtype != bool:
+            return weighted_kernel_ridge(problem, mask, alpha)[0]
         rhs = ridge_rhs(problem, mask)
         if alpha == problem.alpha:
             solution = self._solve(mask, rhs)
@@ -188,8 +199,11 @@ class FeatureRidgeSubsetFitter:
 
     def fit(self, mask: np.ndarray, w0: np.ndarray, b0: np.ndarray, alpha: float) -> Coefficients:
         """Minimize the objective over (theta, b) with the kept rows fixed to ``mask``
-        (:func:`ridge_from_sums` on the subset's sums)."""
+        (:func:`ridge_from_sums` on the subset's sums; a float ``mask`` gives each row's
+        weight: :func:`weighted_feature_ridge`)."""
         problem = self.problem
+        if mask.dtype != bool:
+            return weighted_feature_ridge(problem, mask, alpha)[:2]
         sums = self.subset_gram(mask)
         return ridge_from_sums(
             sums.gram,
@@ -200,6 +214,49 @@ class FeatureRidgeSubsetFitter:
             alpha,
             problem.fit_intercept,
         )
+
+
+def weighted_kernel_ridge(
+    problem: Problem, weights: np.ndarray, alpha: float
+) -> tuple[Coefficients, np.ndarray, np.ndarray]:
+    """Kernel ridge with row weights: minimize sum_i weights_i (f(x_i) - y_i)^2 + alpha
+    ||f||_H^2 on the rows of positive weight. Returns (w, b), the lower Cholesky factor of
+    K_SS + alpha W_S^-1 and the solution of that system for :func:`ridge_rhs`."""
+    rows = weights > 0
+    block = problem.K[np.ix_(rows, rows)]
+    block.flat[:: block.shape[0] + 1] += alpha / weights[rows]
+    lower = cholesky(block, lower=True)
+    solution = cho_solve((lower, True), ridge_rhs(problem, rows))
+    return ridge_coefficients(problem, rows, solution), lower, solution
+
+
+def weighted_feature_ridge(
+    problem: FeatureProblem, weights: np.ndarray, alpha: float
+) -> tuple[np.ndarray, np.ndarray, Any, np.ndarray, float]:
+    """Ridge on features with row weights (intercept unpenalized): theta, b, the Cholesky
+    factor of the centred weighted Gram matrix + alpha I, the weighted feature mean and the
+    total weight."""
+    m = problem.n_coefficients
+    gram, sums, targets = np.zeros((m, m)), np.zeros(m), np.zeros((m, problem.n_outputs))
+    for rows in row_chunks(problem.n_samples, m):
+        Z = np.asarray(problem.Z[rows], dtype=np.float64)
+        weighted = Z * weights[rows, None]
+        gram += weighted.T @ Z
+        sums += weighted.sum(axis=0)
+        targets += weighted.T @ problem.Y[rows]
+    b = np.zeros(problem.n_outputs)
+    centre = np.zeros(m)
+    total = float(weights.sum())
+    if problem.fit_intercept:
+        y_total = weights @ problem.Y
+        centre = sums / total
+        gram -= np.outer(sums, sums) / total
+        targets -= np.outer(sums, y_total) / total
+    factor = cho_factor(_shifted(gram, alpha))
+    theta = cho_solve(factor, targets)
+    if problem.fit_intercept:
+        b = (y_total - sums @ theta) / total
+    return theta, b, factor, centre, total
 
 
 def ridge_from_sums(
@@ -310,14 +367,16 @@ class LbfgsSubsetFitter:
     ) -> Coefficients:
         problem = self.problem
         weights = mask.astype(float)[:, None]
+        kept = mask if mask.dtype == bool else mask > 0
 
         def data_term(v: np.ndarray, b: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
             losses, G = problem.loss.loss_and_gradient(self._forward(v) + b, problem.Y)
             G *= weights
-            return float(np.sum(losses[mask])), self._backward(G), G.sum(axis=0)
+            value = losses[kept].sum() if mask.dtype == bool else losses[kept] @ mask[kept]
+            return float(value), self._backward(G), G.sum(axis=0)
 
         v, b = lbfgs_penalized(
-            data_term, self._to_variable(w0), b0, alpha, int(np.count_nonzero(mask)),
+            data_term, self._to_variable(w0), b0, alpha, float(weights.sum()),
             fit_intercept=problem.fit_intercept, tol=tol, max_iter=self.max_iter, top=self._top,
         )
         return self._from_variable(v), b
@@ -333,7 +392,7 @@ def lbfgs_penalized(
     v0: np.ndarray,
     b0: np.ndarray,
     alpha: float,
-    k: int,
+    k: float,
     *,
     fit_intercept: bool,
     tol: float,

@@ -93,17 +93,17 @@ def alternating(
     w, b = problem.project(w, problem.apply(w))[0], b
     evaluation = problem.evaluate(w, b)
     history = [evaluation.objective]
-    seen = {evaluation.mask.tobytes()}
+    seen = {evaluation.fit_rows.tobytes()}
     converged = False
     n_iter = 0
     while n_iter < max_iter:
         n_iter += 1
-        w, b = fit_subset(evaluation.mask, w, b)
+        w, b = fit_subset(evaluation.fit_rows, w, b)
         evaluation = problem.evaluate(w, b)
         history.append(evaluation.objective)
         if progress is not None:
             progress(n_iter, evaluation.objective)
-        key = evaluation.mask.tobytes()
+        key = evaluation.fit_rows.tobytes()
         if key in seen:
             converged = True
             break
