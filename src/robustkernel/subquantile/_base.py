@@ -10,9 +10,9 @@ from types import ModuleType
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.base import TransformerMixin, is_classifier
+from sklearn.base import TransformerMixin, clone, is_classifier
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
+from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
@@ -56,6 +56,8 @@ class BaseSubquantile(KernelModel):
     """
 
     _accepts_sparse = True
+    # Row weights of the fit running now (``fit(..., sample_weight=)``); None: every row counts 1.
+    _sample_weight: np.ndarray | None = None
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
@@ -239,6 +241,78 @@ class BaseSubquantile(KernelModel):
         )
         return alpha, gamma
 
+    def _fit_weighted(self, X: Any, y: np.ndarray, sample_weight: np.ndarray) -> None:
+        """The fit with row weights: the weighted subquantile (rows of smallest loss kept until
+        their weight reaches (1 - epsilon) of the total; integer weights fit as repeated rows,
+        rows of weight 0 are left out of everything).
+
+        epsilon, alpha and gamma "auto", and the trim of refine="reject", are chosen by the fit
+        without weights on the rows of positive weight (which sees each of them once): the
+        weighted fit then runs the alternating solver with its ``alpha_`` and ``gamma_``,
+        refine=None, trimming the weight of the rows it trimmed. Weights of 0 and 1 only give
+        the fit (any configuration) on the rows of weight 1.
+        """
+        present = sample_weight > 0
+        if not present.any():
+            raise ValueError("sample_weight must give at least one row a positive weight.")
+        rows = np.flatnonzero(present)
+        X_kept, y_kept = _safe_indexing(X, rows), y[rows]
+        if np.all(sample_weight[rows] == 1.0):  # weights of 0 and 1: the fit without the 0s
+            self._fit_coefficients(X_kept, *self._encode_target(y_kept))
+            self._spread_to_every_row(X, y, rows)
+            return
+        automatic = [
+            name for name in ("epsilon", "alpha", "gamma")
+            if isinstance(getattr(self, name), str) and getattr(self, name) == "auto"
+        ]
+        problems = [
+            f"{name}={getattr(self, name)!r}"
+            for name, allowed in (("solver", "alternating"), ("device", None))
+            if getattr(self, name) != allowed
+        ]
+        if self.refine == "biweight":
+            problems.append("refine='biweight'")
+        if problems:
+            raise ValueError(
+                f"{type(self).__name__}.fit with sample_weight runs the alternating solver on "
+                "the weighted subquantile; not with " + ", ".join(problems) + "."
+            )
+        settings = {"refine": None}
+        if automatic or self.refine is not None:
+            chosen = clone(self).set_params(verbose=0).fit(X_kept, y_kept)
+            # the weight of the rows it trimmed: the trim in the weighted fit's units
+            weights = sample_weight[rows]
+            trimmed = float(weights[~chosen.inlier_mask_].sum() / weights.sum())
+            epsilon = min(trimmed, _auto_epsilon.MAX_EPSILON)
+            settings.update(epsilon=epsilon, alpha=chosen.alpha_, gamma=chosen.gamma_)
+        weighted = clone(self).set_params(**settings)
+        weighted._sample_weight = sample_weight[rows]
+        weighted._fit_coefficients(X_kept, *weighted._encode_target(y_kept))
+        parameters = self.get_params(deep=False)
+        for name, value in vars(weighted).items():
+            if name not in parameters and name != "_sample_weight":
+                setattr(self, name, value)
+        if automatic:
+            self.hyperparameter_scores_ = chosen.__dict__.get("hyperparameter_scores_")
+        self._spread_to_every_row(X, y, rows)
+
+    def _spread_to_every_row(self, X: Any, y: np.ndarray, rows: np.ndarray) -> None:
+        """The per-row attributes of a fit on ``rows`` extended to every row of X: the others
+        (weight 0) are not kept, have weight 0 and score their loss under the fit."""
+        n = y.shape[0]
+        left_out = np.setdiff1d(np.arange(n), rows)
+        inlier, scores, weights = np.zeros(n, dtype=bool), np.empty(n), np.zeros(n)
+        inlier[rows], scores[rows], weights[rows] = (
+            self.inlier_mask_, self.outlier_scores_, self.row_weights_
+        )
+        if left_out.size:
+            scores[left_out] = self._row_losses(_safe_indexing(X, left_out), y[left_out])
+        self.inlier_mask_, self.outlier_scores_, self.row_weights_ = inlier, scores, weights
+
+    def _row_losses(self, X: Any, y: np.ndarray) -> np.ndarray:
+        """Each row's loss under the fitted model, as ``outlier_scores_`` scores it."""
+        raise NotImplementedError
+
     def _fit_coefficients(self, X: np.ndarray, Y: np.ndarray, loss: Loss) -> None:
         """Fit the coefficients on the kernel (or features) of X and set the fitted attributes.
 
@@ -281,7 +355,9 @@ class BaseSubquantile(KernelModel):
             problem, result = self._estimate_epsilon(problem, fit_subset, result)
         elif self._rejects():
             result = self._reject_implausible(problem, fit_subset, result)
-        self.epsilon_ = 1.0 - float(result.evaluation.mask.mean())
+        kept = result.evaluation.fit_rows
+        total = kept.size if self._sample_weight is None else self._sample_weight.sum()
+        self.epsilon_ = 1.0 - float(kept.sum() / total)
         refinement = None
         if self.refine == "biweight" and self._epsilon != 0:
             refinement = biweight_refinement(problem, result.evaluation.mask)
@@ -349,7 +425,13 @@ class BaseSubquantile(KernelModel):
             "k": n_kept(X.shape[0], epsilon),
             "fit_intercept": self.fit_intercept,
             "radius": None if self.radius is None else self.radius / self._target_scale,
-            "floors": ClassFloors.half_of_each_class(Y) if self._keeps_every_class else None,
+            "floors": (
+                ClassFloors.half_of_each_class(Y, self._sample_weight)
+                if self._keeps_every_class
+                else None
+            ),
+            "sample_weight": self._sample_weight,
+            "epsilon": epsilon,
         }
         if self.n_components is None:
             if self.device is None:
@@ -512,7 +594,7 @@ class BaseSubquantile(KernelModel):
         scale = self._target_scale
         w, b = result.w, result.b
         losses, threshold, kept = evaluation.losses, evaluation.threshold, evaluation.mask
-        self.row_weights_ = kept.astype(float)
+        self.row_weights_ = evaluation.fit_rows.astype(float)
         if refinement is not None:
             w, b = refinement.w, refinement.b
             losses = problem.loss.loss(problem.apply(w) + b, problem.Y)

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import _check_sample_weight
 
 from .._kernel_model.estimator import KernelRegressorMixin, LogitClassifierMixin
 from .._kernel_model.losses import LINKS, Link, LinkSquaredLoss, Loss
@@ -402,7 +403,7 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         return self._link().inverse(F)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: Any, y: Any) -> SubquantileKernelRegressor:
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> SubquantileKernelRegressor:
         """Fit the model; rows outside the final subquantile are flagged in ``inlier_mask_``.
 
         Parameters
@@ -414,19 +415,30 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
             one process: see the user guide's "Scale out" section.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights: the subquantile keeps the rows of smallest loss until their weight
+            reaches (1 - epsilon) of the total (integer weights fit as repeated rows; rows of
+            weight 0 are left out of the fit and flagged). epsilon, alpha and gamma "auto" and
+            the trim of refine="reject" are chosen by the fit without weights on the rows of
+            positive weight, then the weighted fit runs at them (the "alternating" solver; not
+            with refine="biweight").
 
         Returns
         -------
         self : SubquantileKernelRegressor
             The fitted estimator.
         """
-        _fit(self, X, y)
+        _fit(self, X, y, sample_weight)
         return self
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
         return tags
+
+    def _row_losses(self, X: Any, y: np.ndarray) -> np.ndarray:
+        residuals = self.predict(X) - y
+        return np.sum(residuals.reshape(residuals.shape[0], -1) ** 2, axis=1)
 
 
 class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSubquantile):
@@ -700,7 +712,7 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
     _reselects = False
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: Any, y: Any) -> SubquantileKernelClassifier:
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> SubquantileKernelClassifier:
         """Fit the classifier; rows outside the final subquantile are flagged.
 
         Parameters
@@ -712,20 +724,42 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
             one process: see the user guide's "Scale out" section.
         y : array-like of shape (n_samples,)
             Class labels (two or more classes).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights: the subquantile keeps the rows of smallest loss until their weight
+            reaches (1 - epsilon) of the total (integer weights fit as repeated rows; rows of
+            weight 0 are left out of the fit and flagged). epsilon, alpha and gamma "auto" and
+            the trim of refine="reject" are chosen by the fit without weights on the rows of
+            positive weight, then the weighted fit runs at them (the "alternating" solver; not
+            with refine="biweight").
 
         Returns
         -------
         self : SubquantileKernelClassifier
             The fitted estimator.
         """
-        _fit(self, X, y)
+        _fit(self, X, y, sample_weight)
         return self
 
+    def _row_losses(self, X: Any, y: np.ndarray) -> np.ndarray:
+        proba = self.predict_proba(X)
+        position = np.searchsorted(self.classes_, y).clip(0, self.classes_.size - 1)
+        known = self.classes_[position] == y
+        with np.errstate(divide="ignore"):
+            return np.where(known, -np.log(proba[np.arange(y.shape[0]), position]), np.inf)
 
-def _fit(estimator: BaseSubquantile, X: Any, y: Any) -> None:
-    """The fit of either estimator: in memory, or as passes over a Dask array's chunks."""
+
+def _fit(estimator: BaseSubquantile, X: Any, y: Any, sample_weight: Any = None) -> None:
+    """The fit of either estimator: in memory (with row weights or without), or as passes
+    over a Dask array's chunks."""
     if is_dask_array(X):
+        if sample_weight is not None:
+            raise ValueError("A fit on Dask arrays takes no sample_weight.")
         distributed_fit(estimator, X, y)
-    else:
-        X, y = estimator._validate_training_data(X, y)
+        return
+    X, y = estimator._validate_training_data(X, y)
+    if sample_weight is not None:
+        sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+    if sample_weight is None or np.all(sample_weight == 1.0):
         estimator._fit_coefficients(X, *estimator._encode_target(y))
+    else:
+        estimator._fit_weighted(X, y, sample_weight)

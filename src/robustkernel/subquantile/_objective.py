@@ -41,9 +41,13 @@ class ClassFloors:
     minimum: np.ndarray
 
     @classmethod
-    def half_of_each_class(cls, Y: np.ndarray) -> ClassFloors:
-        """Floors of ceil(n_c / 2) for the encoded labels ``Y`` ({0, 1} column or one-hot)."""
+    def half_of_each_class(cls, Y: np.ndarray, weights: np.ndarray | None = None) -> ClassFloors:
+        """Floors of ceil(n_c / 2) for the encoded labels ``Y`` ({0, 1} column or one-hot);
+        with row ``weights``, half of each class's weight (rounded up: integer weights give the
+        floors of the rows repeated)."""
         labels = class_indices(Y)
+        if weights is not None:
+            return cls(labels, np.ceil(np.round(np.bincount(labels, weights=weights) / 2.0, 12)))
         counts = np.bincount(labels)
         return cls(labels, (counts + 1) // 2)
 

@@ -50,8 +50,10 @@ def initial_coefficients(
     """Starting point: ``"erm"`` (fit on all rows), ``"zeros"``, ``"glorot"`` or given w."""
     n, C = problem.n_coefficients, problem.n_outputs
     zeros_b = np.zeros(C)
-    if isinstance(init, str) and init == "erm":
-        return fit_rows(problem, fit_subset, np.ones(problem.n_samples, dtype=bool))
+    if isinstance(init, str) and init == "erm":  # every row, with its weight if it has one
+        every_row = np.ones(problem.n_samples, dtype=bool)
+        weights = every_row if problem.sample_weight is None else problem.sample_weight
+        return fit_rows(problem, fit_subset, weights)
     if isinstance(init, str) and init == "zeros":
         return np.zeros((n, C)), zeros_b
     if isinstance(init, str) and init == "glorot":
