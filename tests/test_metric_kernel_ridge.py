@@ -6,6 +6,7 @@ of the inner problem, predictions against sklearn's KernelRidge with a precomput
 
 from __future__ import annotations
 
+import re
 import warnings
 from contextlib import contextmanager
 
@@ -398,3 +399,20 @@ def test_bad_data_raise():
 def test_sklearn_compatible(estimator, check):
     with _ignore_convergence():
         check(estimator)
+
+
+def test_verbose_shows_a_progress_bar_per_iteration(capsys):
+    """verbose=1: one bar update per iteration (the count in the bar is n_iter_)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = np.sin(X[:, 0])
+    model = MetricKernelRidge(lam=0.1, max_iter=15, verbose=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # max_iter=15 may stop before the tolerance
+        model.fit(X, y)
+    err = capsys.readouterr().err
+    final = err.rsplit("\r", 1)[-1]  # the bar's last state
+    assert final.startswith("MetricKernelRidge") and "J=" in final
+    assert re.search(rf"\b{model.n_iter_}(/15|it)\b", final), final
+    MetricKernelRidge(lam=0.1, max_iter=5).fit(X, y)
+    assert capsys.readouterr().err == ""

@@ -66,6 +66,8 @@ default="gaussian"
         As in :class:`MetricKernelRidge`.
     random_state : int, RandomState instance or None, default=None
         As in :class:`MetricKernelRidge`. A mini-batch should hold both classes.
+    verbose : int, default=0
+        As in :class:`MetricKernelRidge`.
 
     Attributes
     ----------
@@ -125,6 +127,7 @@ X_fit_, n_iter_, objective_history_, objective_, kkt_residual_, converged_
         op_norm_bound: float | None = None,
         batch_size: int | None = None,
         random_state: int | np.random.RandomState | None = None,
+        verbose: int = 0,
     ) -> None:
         self.lam = lam
         self.kernel = kernel
@@ -140,6 +143,7 @@ X_fit_, n_iter_, objective_history_, objective_, kkt_residual_, converged_
         self.op_norm_bound = op_norm_bound
         self.batch_size = batch_size
         self.random_state = random_state
+        self.verbose = verbose
 
     def _family(self) -> KernelFamily:
         return replace(super()._family(), loss="logistic")

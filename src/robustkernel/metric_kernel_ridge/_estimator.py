@@ -28,6 +28,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from tqdm.auto import tqdm
 
 from .._kernel_model.kernels import check_finite
 from .._memory import check_fit_memory, check_memory, row_chunks
@@ -104,6 +105,7 @@ class MetricKernelModel(
         "op_norm_bound": [Interval(Real, 0.0, None, closed="neither"), None],
         "batch_size": [Interval(Integral, 2, None, closed="left"), None],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
     def _family(self) -> KernelFamily:
@@ -170,34 +172,46 @@ class MetricKernelModel(
             _check_start(X, Sigma0, family)
         batch = self._batch_sampler(n)
         solver = self._solver(family, batch is not None)
-        common = {"lr": float(self.lr), "armijo_c": float(self.armijo_c), "beta": float(self.beta)}
-        if solver == "lbfgs":
-            tol = KKT_TOL if self.tol is None else float(self.tol)
-            result = factored_descent(
-                X,
-                y,
-                Sigma0,
-                float(self.lam),
-                family,
-                tol=tol,
-                max_iter=int(self.max_iter),
-                **common,
-            )
-        else:
-            tol = PROJECTED_GRADIENT_TOL if self.tol is None else float(self.tol)
-            result = projected_gradient_descent(
-                X,
-                y,
-                Sigma0,
-                float(self.lam),
-                family,
-                tol=tol,
-                max_iter=int(self.max_iter),
-                upper=self._upper(family),
-                batch=batch,
-                window=1 if batch is None else MINIBATCH_WINDOW,
-                **common,
-            )
+        with tqdm(
+            total=int(self.max_iter), desc=type(self).__name__, unit="it",
+            disable=not self.verbose,
+        ) as bar:
+
+            def progress(objective: float) -> None:
+                bar.update()
+                bar.set_postfix(J=f"{objective:.6g}")
+
+            common = {
+                "lr": float(self.lr), "armijo_c": float(self.armijo_c), "beta": float(self.beta),
+                "progress": progress,
+            }
+            if solver == "lbfgs":
+                tol = KKT_TOL if self.tol is None else float(self.tol)
+                result = factored_descent(
+                    X,
+                    y,
+                    Sigma0,
+                    float(self.lam),
+                    family,
+                    tol=tol,
+                    max_iter=int(self.max_iter),
+                    **common,
+                )
+            else:
+                tol = PROJECTED_GRADIENT_TOL if self.tol is None else float(self.tol)
+                result = projected_gradient_descent(
+                    X,
+                    y,
+                    Sigma0,
+                    float(self.lam),
+                    family,
+                    tol=tol,
+                    max_iter=int(self.max_iter),
+                    upper=self._upper(family),
+                    batch=batch,
+                    window=1 if batch is None else MINIBATCH_WINDOW,
+                    **common,
+                )
         if not result.converged and self.max_iter > 0:
             warnings.warn(
                 f"{type(self).__name__} did not meet tol={tol} within max_iter={self.max_iter} "
@@ -375,6 +389,8 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
     random_state : int, RandomState instance or None, default=None
         Seeds the mini-batch draws (ignored when all rows are used). Pass an int for
         reproducible fits.
+    verbose : int, default=0
+        Show a progress bar over the iterations (with the current ``J_n``) when positive.
 
     Attributes
     ----------
@@ -492,6 +508,7 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
         op_norm_bound: float | None = None,
         batch_size: int | None = None,
         random_state: int | np.random.RandomState | None = None,
+        verbose: int = 0,
     ) -> None:
         self.lam = lam
         self.epsilon = epsilon
@@ -508,6 +525,7 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
         self.op_norm_bound = op_norm_bound
         self.batch_size = batch_size
         self.random_state = random_state
+        self.verbose = verbose
 
     # ------------------------------------------------------------------ fitting
     @_fit_context(prefer_skip_nested_validation=True)

@@ -527,6 +527,7 @@ def projected_gradient_descent(
     min_step: float = 1e-15,
     batch: Callable[[], np.ndarray] | None = None,
     window: int = 1,
+    progress: Callable[[float], None] | None = None,
 ) -> DescentResult:
     """Minimize ``J_n`` over the PSD cone by projected gradient descent with Armijo backtracking.
 
@@ -542,7 +543,7 @@ def projected_gradient_descent(
     iteration then computes ``J``, its gradient and the whole Armijo search on those rows only,
     and the returned `InnerSolution` is recomputed on all rows at the final ``Sigma``. A moving
     window ``w > 1`` averages the step over ``w`` iterations so that batch noise cancels in the
-    stopping rule.
+    stopping rule. ``progress``, when given, is called with ``J`` after every iteration.
     """
     diagonal = Sigma0.ndim == 1
     Sigma, D, V = project(Sigma0, upper)
@@ -575,6 +576,8 @@ def projected_gradient_descent(
         Sigma, D, V, sol = cand, cand_D, cand_V, cand_sol
         history.append(sol.objective)
         n_iter += 1
+        if progress is not None:
+            progress(sol.objective)
         if len(recent) == window:
             step = float(np.linalg.norm(Sigma - recent[0][0])) / sum(e for _, e in recent)
             if step < tol:
@@ -716,6 +719,7 @@ def _lbfgs_on_factor(
     max_iter: int,
     tol: float,
     start_objective: float,
+    progress: Callable[[float], None] | None = None,
 ) -> tuple[np.ndarray, list[float]]:
     """L-BFGS on ``J_n(L L^T)`` from ``L``: the final factor and ``J_n`` after every iteration.
 
@@ -739,6 +743,12 @@ def _lbfgs_on_factor(
         return value / unit, grad / unit
 
     steps: list[float] = []
+
+    def step(_x: np.ndarray) -> None:
+        steps.append(last["value"])
+        if progress is not None:
+            progress(last["value"])
+
     lengths = np.abs(L) if L.ndim == 1 else np.linalg.norm(L, axis=0)
     size = float(np.linalg.norm(L * L if L.ndim == 1 else L.T @ L))
     gtol = 0.5 * tol * float(lengths.min()) / max(size, np.finfo(float).tiny)
@@ -747,7 +757,7 @@ def _lbfgs_on_factor(
         L.ravel(),
         jac=True,
         method="L-BFGS-B",
-        callback=lambda _x: steps.append(last["value"]),
+        callback=step,
         options={
             "maxiter": max(1, max_iter),
             "maxcor": 20,
@@ -773,6 +783,7 @@ def factored_descent(
     armijo_c: float = 1e-3,
     beta: float = 0.5,
     max_rounds: int = 50,
+    progress: Callable[[float], None] | None = None,
 ) -> DescentResult:
     """Minimize ``J_n`` over the PSD cone to a KKT residual of ``tol`` (distance kernels).
 
@@ -784,7 +795,8 @@ def factored_descent(
     until `kkt_residual` is at most ``tol``, ``max_iter`` L-BFGS iterations and projected steps
     are spent, or a round lowers ``J_n`` by less than 16 units in its last place (then ``J_n``
     is flat to rounding and the residual is as small as float64 resolves; on the paper's
-    f = 0 data sets that happens near ``1e-6``).
+    f = 0 data sets that happens near ``1e-6``). ``progress``, when given, is called with
+    ``J_n`` after every L-BFGS iteration and projected step.
     """
     diagonal = Sigma0.ndim == 1
     Sigma, D, V = project(Sigma0)
@@ -802,13 +814,16 @@ def factored_descent(
         L = _factor_of(D, V)
         start_objective = sol.objective
         if L.size:
-            L, steps = _lbfgs_on_factor(X, y, L, lam, family, max_iter - n_iter, tol, sol.objective)
+            L, steps = _lbfgs_on_factor(
+                X, y, L, lam, family, max_iter - n_iter, tol, sol.objective, progress
+            )
             if steps:
                 Sigma = L * L if diagonal else L @ L.T
                 history.extend(steps)
                 n_iter += len(steps)
         step = projected_gradient_descent(
-            X, y, Sigma, lam, family, lr=lr, armijo_c=armijo_c, beta=beta, tol=0.0, max_iter=1
+            X, y, Sigma, lam, family, lr=lr, armijo_c=armijo_c, beta=beta, tol=0.0, max_iter=1,
+            progress=progress,
         )
         Sigma, D, V, sol = step.Sigma, step.eigenvalues, step.eigenvectors, step.solution
         residual = step.kkt_residual  # at the step's iterate: the next round's test
