@@ -30,7 +30,6 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build", "figures/README*"]
 templates_path = ["_templates"]
-html_static_path = ["_static"]
 html_theme = "pydata_sphinx_theme"
 html_title = f"robustkernel {release}"
 html_theme_options = {

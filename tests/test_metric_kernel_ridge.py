@@ -394,7 +394,13 @@ def test_bad_data_raise():
 
 @parametrize_with_checks(
     [MetricKernelRidge(max_iter=10)],
-    expected_failed_checks=lambda est: {},
+    expected_failed_checks=lambda est: {
+        "check_sample_weight_equivalence_on_dense_data": (
+            "the check compares transform, whose coordinates inside an eigenspace of repeated "
+            "eigenvalues (directions max_iter=10 left at the start I/p) are defined up to a "
+            "rotation; Sigma_ and the predictions are equal (tests/test_sample_weight.py)"
+        ),
+    },
 )
 def test_sklearn_compatible(estimator, check):
     with _ignore_convergence():

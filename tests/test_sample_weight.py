@@ -128,3 +128,59 @@ def test_options_without_weights_are_refused_with_a_reason():
         SubquantileKernelRegressor(**GIVEN).fit(X, y, sample_weight=np.zeros(y.size))
     with pytest.raises(ValueError, match=r"[Nn]egative"):
         SubquantileKernelRegressor(**GIVEN).fit(X, y, sample_weight=-np.ones(y.size))
+
+
+def metric_data(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(50, 4))
+    y = np.sin(X[:, 0] + X[:, 1]) + 0.1 * rng.normal(size=50)
+    return X, y, rng.integers(0, 4, size=50).astype(float), rng.normal(size=(10, 4))
+
+
+@pytest.mark.parametrize("solver", ["lbfgs", "projected_gradient"])
+def test_metric_integer_weights_fit_as_repeated_rows(solver):
+    from robustkernel import MetricKernelRidge
+
+    X, y, weights, X_test = metric_data()
+    rows = np.repeat(np.arange(y.size), weights.astype(int))
+    weighted = MetricKernelRidge(lam=0.1, solver=solver).fit(X, y, sample_weight=weights)
+    repeated = MetricKernelRidge(lam=0.1, solver=solver).fit(X[rows], y[rows])
+    np.testing.assert_allclose(weighted.Sigma_, repeated.Sigma_, atol=1e-8)
+    np.testing.assert_allclose(weighted.predict(X_test), repeated.predict(X_test), atol=1e-8)
+    assert weighted.objective_ == pytest.approx(repeated.objective_, rel=1e-10)
+    kept = weights > 0
+    dropped = MetricKernelRidge(lam=0.1, solver=solver).fit(X[kept], y[kept])
+    ones = MetricKernelRidge(lam=0.1, solver=solver).fit(X, y, sample_weight=kept * 1.0)
+    np.testing.assert_allclose(ones.predict(X_test), dropped.predict(X_test), atol=1e-12)
+
+
+def test_metric_gradient_with_weights_matches_central_differences():
+    """The gradient keeps its form in the weighted dual coefficients (envelope theorem)."""
+    from robustkernel.metric_kernel_ridge._objective import gradient, inner_solution, resolve_kernel
+
+    X, y, weights, _ = metric_data(seed=1)
+    weights += 0.5
+    family = resolve_kernel("gaussian")
+    rng = np.random.default_rng(2)
+    B = rng.normal(size=(4, 4))
+    Sigma = B @ B.T / 8 + 0.1 * np.eye(4)
+    G = gradient(X, inner_solution(X, y, Sigma, 0.1, family, weights=weights), 0.1, family)
+    E = rng.normal(size=(4, 4))
+    E = E + E.T
+    h = 1e-6
+
+    def J(S: np.ndarray) -> float:
+        return inner_solution(X, y, S, 0.1, family, weights=weights).objective
+
+    numeric = (J(Sigma + h * E) - J(Sigma - h * E)) / (2 * h)
+    assert np.sum(G * E) == pytest.approx(numeric, rel=1e-6)
+
+
+def test_metric_weights_are_refused_with_trimming_or_batches():
+    from robustkernel import MetricKernelRidge
+
+    X, y, weights, _ = metric_data()
+    with pytest.raises(ValueError, match="epsilon=None and batch_size=None"):
+        MetricKernelRidge(lam=0.1, epsilon=0.1).fit(X, y, sample_weight=weights)
+    with pytest.raises(ValueError, match="epsilon=None and batch_size=None"):
+        MetricKernelRidge(lam=0.1, batch_size=20).fit(X, y, sample_weight=weights)

@@ -27,7 +27,12 @@ from sklearn.base import (
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
 from tqdm.auto import tqdm
 
 from .._kernel_model.kernels import check_finite
@@ -156,8 +161,15 @@ class MetricKernelModel(
         m = int(self.batch_size)
         return lambda: rng.choice(n, size=m, replace=False)
 
-    def _fit_metric(self, X: np.ndarray, y: np.ndarray, family: KernelFamily) -> None:
-        """Learn ``Sigma`` on validated ``X`` and encoded ``y`` and store the fitted attributes."""
+    def _fit_metric(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        family: KernelFamily,
+        weights: np.ndarray | None = None,
+    ) -> None:
+        """Learn ``Sigma`` on validated ``X`` and encoded ``y`` (rows weighted by ``weights``)
+        and store the fitted attributes."""
         n, p = X.shape
         check_fit_memory(type(self).__name__, n, FIT_MEMORY_MATRICES, MEMORY_REMEDY)
         check_memory(
@@ -184,6 +196,7 @@ class MetricKernelModel(
             common = {
                 "lr": float(self.lr), "armijo_c": float(self.armijo_c), "beta": float(self.beta),
                 "progress": progress,
+                "weights": weights,
             }
             if solver == "lbfgs":
                 tol = KKT_TOL if self.tol is None else float(self.tol)
@@ -238,7 +251,11 @@ class MetricKernelModel(
         self.rank_ = int(np.count_nonzero(eigenvalues > 0))
         top = eigenvalues[0] if eigenvalues.size else 0.0
         self.numerical_rank_ = int(np.count_nonzero(eigenvalues > RANK_RTOL * top)) if top else 0
-        self.components_ = np.ascontiguousarray(vectors[:, : self.rank_].T)
+        components = vectors[:, : self.rank_].T
+        # eigenvectors have no sign: fix it as PCA does (largest entry of each row positive), so
+        # that equal metrics give equal components whatever rounding chose
+        largest = components[np.arange(self.rank_), np.argmax(np.abs(components), axis=1)]
+        self.components_ = np.ascontiguousarray(components * np.sign(largest)[:, None])
         self.dual_coef_ = result.solution.dual_coef
         self.intercept_ = result.solution.intercept
         self.X_fit_ = X
@@ -529,7 +546,7 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
 
     # ------------------------------------------------------------------ fitting
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: Any, y: Any) -> MetricKernelRidge:
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> MetricKernelRidge:
         """Learn ``Sigma`` and the kernel ridge fit that goes with it.
 
         Parameters
@@ -538,6 +555,10 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
             Training inputs.
         y : array-like of shape (n_samples,)
             Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights in ``J_n``'s mean of squared residuals: integer weights fit as the rows
+            repeated, weights of 0 as the rows left out. Not with ``epsilon`` or
+            ``batch_size``.
 
         Returns
         -------
@@ -555,6 +576,17 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
             )
         for stale in TRIMMING_ATTRIBUTES:
             self.__dict__.pop(stale, None)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+        if sample_weight is not None and not np.all(sample_weight == 1.0):
+            if self.epsilon is not None or self.batch_size is not None:
+                raise ValueError(
+                    "MetricKernelRidge.fit with sample_weight learns the metric on all rows at "
+                    "once: give epsilon=None and batch_size=None."
+                )
+            rows = sample_weight > 0
+            self._fit_metric(X[rows], y[rows], self._family(), sample_weight[rows])
+            return self
         if self.epsilon is not None:
             self._fit_trimmed(X, y)
             return self

@@ -275,12 +275,19 @@ def inner_solution(
     lam: float,
     family: KernelFamily,
     with_intercept: bool = True,
+    weights: np.ndarray | None = None,
 ) -> InnerSolution:
     """Solve the inner problem over ``(a, gamma)``: in closed form with a Cholesky factorization
     (squared loss), or by Newton's method (``family.loss == "logistic"``, `logistic_inner`).
 
     ``with_intercept=False`` skips the O(n^2) intercept of the squared loss (``nan``), which
     ``J_n`` and its gradient do not need.
+
+    ``weights`` (positive, squared loss) give row i the weight w_i in the mean of squared
+    residuals, ``(1 / W) sum_i w_i r_i^2`` with ``W = sum_i w_i``: the optimality conditions are
+    ``(K + lam W diag(1 / w)) a + gamma 1 = y`` and ``1^T a = 0``, solved with one Cholesky
+    factor; ``J_n = lam / 2 a^T y`` and the gradient in ``Sigma`` keep their unweighted form in
+    ``a``. Integer weights give the solution of the rows repeated (each copy holds a_i / w_i).
 
     Raises
     ------
@@ -293,6 +300,14 @@ def inner_solution(
     K = family.fn(A)
     if family.loss == "logistic":
         return InnerSolution(*logistic_inner(K, y, lam), A, K)
+    if weights is not None:
+        M = K.copy()
+        M.flat[:: n + 1] += lam * weights.sum() / weights
+        factor = cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
+        u, v = cho_solve(factor, np.column_stack([y, np.ones(n)]), check_finite=False).T
+        intercept = float(u.sum() / v.sum())
+        a = u - intercept * v
+        return InnerSolution(0.5 * lam * float(a @ y), a, intercept, A, K)
     Kc = centred(K)
     Kc.flat[:: n + 1] += n * lam
     yc = y - y.mean()
@@ -444,11 +459,12 @@ def _try_solution(
     lam: float,
     family: KernelFamily,
     with_intercept: bool = True,
+    weights: np.ndarray | None = None,
 ) -> InnerSolution | None:
     """`inner_solution`, or ``None`` when the kernel system is numerically singular / not finite."""
     try:
         with np.errstate(over="ignore", invalid="ignore"):
-            sol = inner_solution(X, y, Sigma, lam, family, with_intercept)
+            sol = inner_solution(X, y, Sigma, lam, family, with_intercept, weights)
     except (np.linalg.LinAlgError, ValueError):
         return None
     if not np.isfinite(sol.objective) or (with_intercept and not np.isfinite(sol.intercept)):
@@ -457,10 +473,15 @@ def _try_solution(
 
 
 def _solution_or_raise(
-    X: np.ndarray, y: np.ndarray, Sigma: np.ndarray, lam: float, family: KernelFamily
+    X: np.ndarray,
+    y: np.ndarray,
+    Sigma: np.ndarray,
+    lam: float,
+    family: KernelFamily,
+    weights: np.ndarray | None = None,
 ) -> InnerSolution:
     """`inner_solution` at a ``Sigma`` the descent must be able to evaluate (start or new batch)."""
-    sol = _try_solution(X, y, Sigma, lam, family)
+    sol = _try_solution(X, y, Sigma, lam, family, weights=weights)
     if sol is None:
         raise ValueError(
             "J_n cannot be evaluated at the current Sigma: "
@@ -528,6 +549,7 @@ def projected_gradient_descent(
     batch: Callable[[], np.ndarray] | None = None,
     window: int = 1,
     progress: Callable[[float], None] | None = None,
+    weights: np.ndarray | None = None,
 ) -> DescentResult:
     """Minimize ``J_n`` over the PSD cone by projected gradient descent with Armijo backtracking.
 
@@ -544,11 +566,12 @@ def projected_gradient_descent(
     and the returned `InnerSolution` is recomputed on all rows at the final ``Sigma``. A moving
     window ``w > 1`` averages the step over ``w`` iterations so that batch noise cancels in the
     stopping rule. ``progress``, when given, is called with ``J`` after every iteration.
+    ``weights``: row weights of ``J_n`` (see `inner_solution`; not with ``batch``).
     """
     diagonal = Sigma0.ndim == 1
     Sigma, D, V = project(Sigma0, upper)
     Xb, yb = _rows(X, y, batch)
-    sol = _solution_or_raise(Xb, yb, Sigma, lam, family)
+    sol = _solution_or_raise(Xb, yb, Sigma, lam, family, weights)
     history = [sol.objective]
     recent: deque[tuple[np.ndarray, float]] = deque(maxlen=window)
     stop_reason = "max_iter"
@@ -562,7 +585,7 @@ def projected_gradient_descent(
         eta = lr
         while True:
             cand, cand_D, cand_V = project(Sigma - eta * G, upper)
-            cand_sol = _try_solution(Xb, yb, cand, lam, family)
+            cand_sol = _try_solution(Xb, yb, cand, lam, family, weights=weights)
             if cand_sol is not None and cand_sol.objective <= sol.objective - eta * decrease:
                 break
             eta *= beta
@@ -684,7 +707,12 @@ def _factor_of(eigenvalues: np.ndarray, eigenvectors: np.ndarray | None) -> np.n
 
 
 def _factored_objective(
-    X: np.ndarray, y: np.ndarray, lam: float, family: KernelFamily, shape: tuple[int, ...]
+    X: np.ndarray,
+    y: np.ndarray,
+    lam: float,
+    family: KernelFamily,
+    shape: tuple[int, ...],
+    weights: np.ndarray | None = None,
 ) -> Callable[[np.ndarray], tuple[float, np.ndarray]]:
     """``J_n(L L^T)`` and its gradient ``2 G L`` in ``L`` (diagonal: ``J_n(l^2)``, ``2 g l``).
 
@@ -695,12 +723,14 @@ def _factored_objective(
     def value_and_grad(flat: np.ndarray) -> tuple[float, np.ndarray]:
         L = flat.reshape(shape)
         if L.ndim == 1:
-            sol = _try_solution(X, y, L * L, lam, family, with_intercept=False)
+            sol = _try_solution(X, y, L * L, lam, family, with_intercept=False, weights=weights)
             if sol is None:
                 return np.inf, np.zeros_like(flat)
             return sol.objective, 2.0 * gradient(X, sol, lam, family, diagonal=True) * L
         Z = X @ L
-        sol = _try_solution(Z, y, np.ones(L.shape[1]), lam, family, with_intercept=False)
+        sol = _try_solution(
+            Z, y, np.ones(L.shape[1]), lam, family, with_intercept=False, weights=weights
+        )
         if sol is None:
             return np.inf, np.zeros_like(flat)
         W = _gradient_weights(sol, family)
@@ -720,6 +750,7 @@ def _lbfgs_on_factor(
     tol: float,
     start_objective: float,
     progress: Callable[[float], None] | None = None,
+    weights: np.ndarray | None = None,
 ) -> tuple[np.ndarray, list[float]]:
     """L-BFGS on ``J_n(L L^T)`` from ``L``: the final factor and ``J_n`` after every iteration.
 
@@ -731,7 +762,7 @@ def _lbfgs_on_factor(
     """
     from scipy.optimize import minimize
 
-    value_and_grad = _factored_objective(X, y, lam, family, L.shape)
+    value_and_grad = _factored_objective(X, y, lam, family, L.shape, weights)
     last = {"value": start_objective}
 
     # L-BFGS-B measures progress against max(|J|, 1): hand it J / J(start), of order one.
@@ -784,6 +815,7 @@ def factored_descent(
     beta: float = 0.5,
     max_rounds: int = 50,
     progress: Callable[[float], None] | None = None,
+    weights: np.ndarray | None = None,
 ) -> DescentResult:
     """Minimize ``J_n`` over the PSD cone to a KKT residual of ``tol`` (distance kernels).
 
@@ -796,11 +828,12 @@ def factored_descent(
     are spent, or a round lowers ``J_n`` by less than 16 units in its last place (then ``J_n``
     is flat to rounding and the residual is as small as float64 resolves; on the paper's
     f = 0 data sets that happens near ``1e-6``). ``progress``, when given, is called with
-    ``J_n`` after every L-BFGS iteration and projected step.
+    ``J_n`` after every L-BFGS iteration and projected step; ``weights`` are the rows' weights
+    in ``J_n`` (see `inner_solution`).
     """
     diagonal = Sigma0.ndim == 1
     Sigma, D, V = project(Sigma0)
-    sol = _solution_or_raise(X, y, Sigma, lam, family)
+    sol = _solution_or_raise(X, y, Sigma, lam, family, weights)
     history = [sol.objective]
     n_iter, stop_reason = 0, "max_iter"
     G = gradient(X, sol, lam, family, diagonal=diagonal)
@@ -815,7 +848,7 @@ def factored_descent(
         start_objective = sol.objective
         if L.size:
             L, steps = _lbfgs_on_factor(
-                X, y, L, lam, family, max_iter - n_iter, tol, sol.objective, progress
+                X, y, L, lam, family, max_iter - n_iter, tol, sol.objective, progress, weights
             )
             if steps:
                 Sigma = L * L if diagonal else L @ L.T
@@ -823,7 +856,7 @@ def factored_descent(
                 n_iter += len(steps)
         step = projected_gradient_descent(
             X, y, Sigma, lam, family, lr=lr, armijo_c=armijo_c, beta=beta, tol=0.0, max_iter=1,
-            progress=progress,
+            progress=progress, weights=weights,
         )
         Sigma, D, V, sol = step.Sigma, step.eigenvalues, step.eigenvectors, step.solution
         residual = step.kkt_residual  # at the step's iterate: the next round's test
