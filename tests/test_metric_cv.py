@@ -118,3 +118,12 @@ def test_cv_rejects_bad_grids():
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_verbose_shows_a_bar_over_the_path(capsys):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = np.sin(X[:, 0])
+    MetricKernelRidgeCV(lams=[1.0, 0.1], max_iter=20, verbose=1, random_state=0).fit(X, y)
+    final = capsys.readouterr().err.rsplit("\r", 1)[-1]
+    assert final.startswith("MetricKernelRidgeCV") and "3/3" in final

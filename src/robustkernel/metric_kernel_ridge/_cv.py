@@ -32,6 +32,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from tqdm.auto import tqdm
 
 from .._memory import row_chunks
 from .._version_stamp import VersionStamped
@@ -160,6 +161,8 @@ default="gaussian"
     epsilon : float in [0, 0.5), "auto" or None, default=None
         Fraction of the rows to leave out as suspects, as in `MetricKernelRidge`; ``None`` uses
         every row.
+    verbose : int, default=0
+        Show a progress bar over the fits along ``lams`` (and the refit) when positive.
 
     Attributes
     ----------
@@ -224,6 +227,7 @@ default="gaussian"
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "diagonal": ["boolean"],
         "epsilon": [Interval(Real, 0.0, 0.5, closed="left"), StrOptions({"auto"}), None],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -242,6 +246,7 @@ default="gaussian"
         max_iter: int = 2000,
         diagonal: bool = False,
         epsilon: float | str | None = None,
+        verbose: int = 0,
     ) -> None:
         self.lams = lams
         self.scales = scales
@@ -256,6 +261,7 @@ default="gaussian"
         self.max_iter = max_iter
         self.diagonal = diagonal
         self.epsilon = epsilon
+        self.verbose = verbose
 
     @staticmethod
     def _grid(values: Any, default: tuple[float, ...], name: str) -> np.ndarray:
@@ -329,6 +335,9 @@ default="gaussian"
         )
         init, errors, ranks, metrics = None, [], [], []
         n_iter = 0
+        bar = tqdm(
+            total=len(lams) + 1, desc=type(self).__name__, unit="fit", disable=not self.verbose
+        )
         for lam in lams:
             model = clone(template).set_params(lam=float(lam), init=init)
             with warnings.catch_warnings():
@@ -339,6 +348,8 @@ default="gaussian"
             errors.append(float(np.mean((ridge.predict(X[val]) - y[val]) ** 2)))
             ranks.append(model.rank_)
             metrics.append(model)
+            bar.update()
+            bar.set_postfix(lam=f"{lam:.3g}", validation_mse=f"{errors[-1]:.4g}", rank=ranks[-1])
             if len(errors) - 1 - int(np.argmin(errors)) >= self.n_iter_no_change:
                 break
         k = int(np.argmin(errors))
@@ -368,6 +379,8 @@ default="gaussian"
             self.inlier_mask_ = self.final_.inlier_mask_
             self.outlier_scores_ = self.final_.outlier_scores_
             self.epsilon_ = self.final_.epsilon_
+        bar.update()
+        bar.close()
         self.n_iter_ = n_iter + self.metric_.n_iter_
         for name in ("Sigma_", "rank_", "components_", "eigenvalues_", "kkt_residual_"):
             setattr(self, name, getattr(self.metric_, name))

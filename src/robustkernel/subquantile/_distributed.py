@@ -132,7 +132,7 @@ def distributed_fit(estimator: Any, X: Any, y: Any) -> None:
 
     bar = tqdm(desc="SubQ on Dask", unit="pass", disable=not estimator.verbose)
     if squared:
-        fit = _ridge_fitter(data, alpha, estimator.fit_intercept)
+        fit = _RidgeFitter(data, alpha, estimator.fit_intercept)
         w, b = fit(data.every_row())
         result = _alternate(data, fit, select, alpha, w, b, max_iter, bar)
     else:
@@ -266,32 +266,36 @@ def _landmark_feature_map(estimator: Any, X: Any, gamma: float | None) -> Any:
     return fit_feature_map("nystroem", m, estimator.kernel, params, 0, basis)
 
 
-def _ridge_fitter(
-    data: _ChunkedData, alpha: float, fit_intercept: bool
-) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
-    """fit(mask) -> (theta (m, C), b (C,)): the ridge on the kept rows, one pass for the sums."""
-    m, C = data.m, data.C
+class _RidgeFitter:
+    """fit(mask) -> (theta (m, C), b (C,)): the ridge on the kept rows, one pass for the sums;
+    ``design(mask)``: the kept rows' Z^T Z, Z^T 1 and count (for the leverages)."""
 
-    def per_chunk(Z: np.ndarray, Y: np.ndarray, kept: np.ndarray) -> np.ndarray:
-        Zs, Ys = Z[kept], Y[kept]
-        return np.concatenate([
-            (Zs.T @ Zs).ravel(), (Zs.T @ Ys).ravel(), Zs.sum(axis=0), Ys.sum(axis=0),
-            [kept.sum()],
-        ])
+    def __init__(self, data: _ChunkedData, alpha: float, fit_intercept: bool) -> None:
+        self.data, self.alpha, self.fit_intercept = data, alpha, fit_intercept
 
-    def fit(mask: Any, *_: Any) -> tuple[np.ndarray, np.ndarray]:
-        s = data.sums(per_chunk, mask, m * m + m * C + m + C + 1)
+    def __call__(self, mask: Any, *_: Any) -> tuple[np.ndarray, np.ndarray]:
+        m, C = self.data.m, self.data.C
+
+        def per_chunk(Z: np.ndarray, Y: np.ndarray, kept: np.ndarray) -> np.ndarray:
+            Zs, Ys = Z[kept], Y[kept]
+            return np.concatenate([
+                (Zs.T @ Zs).ravel(), (Zs.T @ Ys).ravel(), Zs.sum(axis=0), Ys.sum(axis=0),
+                [kept.sum()],
+            ])
+
+        s = self.data.sums(per_chunk, mask, m * m + m * C + m + C + 1)
         gram, zy = s[: m * m].reshape(m, m), s[m * m : m * m + m * C].reshape(m, C)
         ones, y_total = s[m * m + m * C : -1 - C], s[-1 - C : -1]
-        return ridge_from_sums(gram, zy, ones, y_total, s[-1], alpha, fit_intercept)
+        return ridge_from_sums(gram, zy, ones, y_total, s[-1], self.alpha, self.fit_intercept)
 
-    fit.design = lambda mask: data.sums(  # type: ignore[attr-defined]
-        lambda Z, Y, kept: np.concatenate([
-            (Z[kept].T @ Z[kept]).ravel(), Z[kept].sum(axis=0), [kept.sum()]
-        ]),
-        mask, m * m + m + 1,
-    )
-    return fit
+    def design(self, mask: Any) -> np.ndarray:
+        m = self.data.m
+
+        def per_chunk(Z: np.ndarray, Y: np.ndarray, kept: np.ndarray) -> np.ndarray:
+            Zs = Z[kept]
+            return np.concatenate([(Zs.T @ Zs).ravel(), Zs.sum(axis=0), [kept.sum()]])
+
+        return self.data.sums(per_chunk, mask, m * m + m + 1)
 
 
 def _lbfgs_fitter(
@@ -418,7 +422,7 @@ def _subquantile(
 
 def _reject_implausible(
     data: _ChunkedData,
-    fit: Callable[..., tuple[np.ndarray, np.ndarray]],
+    fit: _RidgeFitter,
     alpha: float,
     fit_intercept: bool,
     result: SolverResult,
@@ -463,7 +467,7 @@ def _reject_implausible(
 
 
 def _variance_factors(
-    data: _ChunkedData, fit: Any, kept: Any, alpha: float, fit_intercept: bool
+    data: _ChunkedData, fit: _RidgeFitter, kept: Any, alpha: float, fit_intercept: bool
 ) -> Any:
     """1 / (1 - q_i) for kept rows, 1 / (1 + q_i) for the others, q_i = x_i^T A^-1 x_i with
     x_i = (1, z_i) and A the kept rows' ridge matrix (``_auto_epsilon``'s feature version)."""
