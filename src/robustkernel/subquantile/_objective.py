@@ -75,21 +75,14 @@ def subquantile(
     ``floors``, the mask minimizes the sum of the kept losses under the floors: the
     ``minimum[c]`` smallest losses of each class c first, then the smallest of the rest up to
     k rows in all (more if the floors alone exceed k); the threshold stays the k-th smallest
-    loss overall.
+    loss overall. (`kept_weights` with unit weights.)
     """
     order = np.argsort(losses, kind="stable")
-    mask = np.zeros(losses.shape[0], dtype=bool)
     if floors is None:
+        mask = np.zeros(losses.shape[0], dtype=bool)
         mask[order[:k]] = True
     else:
-        labels = floors.labels[order]
-        rank_in_class = np.zeros(order.size, dtype=int)
-        for label in np.unique(labels):
-            rank_in_class[labels == label] = np.arange(np.count_nonzero(labels == label))
-        required = rank_in_class < floors.minimum[labels]
-        mask[order[required]] = True
-        rest = order[~required][: max(k - int(required.sum()), 0)]
-        mask[rest] = True
+        mask = kept_weights(losses, k, None, floors, order) > 0
     return mask, float(losses[order[k - 1]])
 
 
@@ -108,14 +101,28 @@ def weighted_subquantile(
     that many times. ``floors`` keep the smallest losses of each class c first, up to a weight of
     ``minimum[c]``.
     """
-    n = losses.shape[0]
-    unit = weights is None
-    weights = np.ones(n) if unit else np.asarray(weights, dtype=float)
-    if unit or np.all(weights == np.round(weights)):
-        needed = float(n_kept(round(weights.sum()), epsilon))
+    total = losses.shape[0] if weights is None else np.asarray(weights, dtype=float).sum()
+    if weights is None or np.all(weights == np.round(weights)):
+        needed = float(n_kept(round(total), epsilon))
     else:
-        needed = round((1.0 - epsilon) * weights.sum(), 12)
-    order = np.argsort(losses, kind="stable")
+        needed = round((1.0 - epsilon) * total, 12)
+    return kept_weights(losses, needed, weights, floors)
+
+
+def kept_weights(
+    losses: np.ndarray,
+    needed: float,
+    weights: np.ndarray | None = None,
+    floors: ClassFloors | None = None,
+    order: np.ndarray | None = None,
+) -> np.ndarray:
+    """Each row's kept weight when the rows of smallest loss (ties by row index; ``order``, the
+    stable argsort of ``losses``, when known) are kept until their weight reaches ``needed``,
+    each class c's smallest first up to ``minimum[c]`` under ``floors``; the row that crosses a
+    bound keeps the part it needs."""
+    n = losses.shape[0]
+    weights = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    order = np.argsort(losses, kind="stable") if order is None else order
     ordered = weights[order]
     kept = np.zeros(n)
     if floors is not None:  # each class's smallest losses first, up to its floor
