@@ -25,6 +25,7 @@ import argparse
 import os
 import resource
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import dask.array as da
@@ -110,6 +111,38 @@ def peak_worker_rss_mb(client: distributed.Client) -> float:
     return max(peaks.values()) / 1024.0
 
 
+def local_cluster(args: argparse.Namespace) -> distributed.LocalCluster:
+    return distributed.LocalCluster(
+        n_workers=args.workers, threads_per_worker=1, memory_limit=args.memory_limit,
+        dashboard_address=None,
+    )
+
+
+def timed_fits(
+    estimator: type, X: da.Array, y: da.Array, n: int, client: distributed.Client,
+    args: argparse.Namespace, score: Callable[[object], float], metric: str,
+) -> tuple[object, dict[str, float], dict[str, str]]:
+    """The Dask fit with its wall and CPU seconds and peak worker memory and, for n up to
+    ``--in-memory-max``, the in-memory fit of the same rows: its time, ``score`` and whether it
+    keeps the same rows (the columns "in-memory ...", empty above that size)."""
+    model = estimator(n_components=args.n_components, **SETTINGS)
+    cpu, start = cpu_seconds(client), time.perf_counter()
+    model.fit(X, y)
+    wall, cpu = time.perf_counter() - start, cpu_seconds(client) - cpu
+    timing = {"wall": wall, "cpu": cpu, "rss": peak_worker_rss_mb(client)}
+    memory_columns = {"in-memory fit s": "", f"in-memory test {metric}": "", "same kept rows": ""}
+    if n <= args.in_memory_max:
+        X_np, y_np = (array.compute() for array in (X, y))
+        start = time.perf_counter()
+        memory = estimator(n_components=args.n_components, **SETTINGS).fit(X_np, y_np)
+        memory_columns = {
+            "in-memory fit s": f"{time.perf_counter() - start:.1f}",
+            f"in-memory test {metric}": f"{score(memory):.4f}",
+            "same kept rows": str(np.array_equal(memory.inlier_mask_, model.inlier_mask_)),
+        }
+    return model, timing, memory_columns
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
@@ -128,11 +161,11 @@ def main(argv: list[str] | None = None) -> int:
     X_test = test_rng.uniform(-2, 2, size=(10_000, 5))
     y_test = target(X_test)
     rows = []
-    cluster = distributed.LocalCluster(
-        n_workers=args.workers, threads_per_worker=1, memory_limit=args.memory_limit,
-        dashboard_address=None,
-    )
-    with cluster, distributed.Client(cluster) as client:
+
+    def rmse(model: object) -> float:
+        return float(np.sqrt(np.mean((model.predict(X_test) - y_test) ** 2)))
+
+    with local_cluster(args) as cluster, distributed.Client(cluster) as client:
         for n in args.sizes:
             read = ""
             if args.source == "parquet":
@@ -146,36 +179,23 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 X, y = generated(n)
             client.restart()  # a fresh peak memory per size
-            model = SubquantileKernelRegressor(n_components=args.n_components, **SETTINGS)
-            cpu, start = cpu_seconds(client), time.perf_counter()
-            model.fit(X, y)
-            wall = time.perf_counter() - start
-            cpu = cpu_seconds(client) - cpu
+            model, timing, memory_columns = timed_fits(
+                SubquantileKernelRegressor, X, y, n, client, args, rmse, "RMSE"
+            )
             passes = model.n_iter_ + 1
-            row = {
+            rows.append({
                 "n": f"{n:.0e}",
                 "source": args.source,
                 "checks s": read,
-                "Dask fit s": f"{wall:.1f}",
-                "CPU s": f"{cpu:.0f}",
+                "Dask fit s": f"{timing['wall']:.1f}",
+                "CPU s": f"{timing['cpu']:.0f}",
                 "passes": passes,
-                "s per pass": f"{wall / passes:.1f}",
-                "peak worker RSS MB": f"{peak_worker_rss_mb(client):.0f}",
-                "test RMSE": f"{np.sqrt(np.mean((model.predict(X_test) - y_test) ** 2)):.4f}",
-                "in-memory fit s": "",
-                "in-memory test RMSE": "",
-                "same kept rows": "",
-            }
-            if n <= args.in_memory_max:
-                X_np, y_np = (array.compute() for array in (X, y))
-                start = time.perf_counter()
-                memory = SubquantileKernelRegressor(n_components=args.n_components, **SETTINGS)
-                memory.fit(X_np, y_np)
-                row["in-memory fit s"] = f"{time.perf_counter() - start:.1f}"
-                rmse = np.sqrt(np.mean((memory.predict(X_test) - y_test) ** 2))
-                row["in-memory test RMSE"] = f"{rmse:.4f}"
-                row["same kept rows"] = str(np.array_equal(memory.inlier_mask_, model.inlier_mask_))
-            rows.append(row)
+                "s per pass": f"{timing['wall'] / passes:.1f}",
+                "peak worker RSS MB": f"{timing['rss']:.0f}",
+                "test RMSE": f"{rmse(model):.4f}",
+                **memory_columns,
+            })
+            row = rows[-1]
             print(row, flush=True)
             write(pd.DataFrame(rows), args, load)
     return 0
@@ -203,42 +223,31 @@ def classification(args: argparse.Namespace) -> int:
     y_test = (target(X_test) > CUT).astype(np.float64)
     counter = counted_passes()
     rows = []
-    cluster = distributed.LocalCluster(
-        n_workers=args.workers, threads_per_worker=1, memory_limit=args.memory_limit,
-        dashboard_address=None,
-    )
-    with cluster, distributed.Client(cluster) as client:
+
+    def accuracy(model: object) -> float:
+        return float(np.mean(model.predict(X_test) == y_test))
+
+    with local_cluster(args) as cluster, distributed.Client(cluster) as client:
         for n in args.sizes:
             X, y = generated(n, "classification")
             client.restart()
-            model = SubquantileKernelClassifier(n_components=args.n_components, **SETTINGS)
             counter["passes"] = 0
-            cpu, start = cpu_seconds(client), time.perf_counter()
-            model.fit(X, y)
-            wall, cpu = time.perf_counter() - start, cpu_seconds(client) - cpu
-            row = {
+            model, timing, memory_columns = timed_fits(
+                SubquantileKernelClassifier, X, y, n, client, args, accuracy, "accuracy"
+            )
+            passes = counter["passes"]  # the in-memory fit makes no pass over chunks
+            rows.append({
                 "n": f"{n:.0e}",
-                "Dask fit s": f"{wall:.1f}",
-                "CPU s": f"{cpu:.0f}",
+                "Dask fit s": f"{timing['wall']:.1f}",
+                "CPU s": f"{timing['cpu']:.0f}",
                 "refits": model.n_iter_,
-                "passes over the features": counter["passes"],
-                "s per pass": f"{wall / counter['passes']:.2f}",
-                "peak worker RSS MB": f"{peak_worker_rss_mb(client):.0f}",
-                "test accuracy": f"{np.mean(model.predict(X_test) == y_test):.4f}",
-                "in-memory fit s": "",
-                "in-memory test accuracy": "",
-                "same kept rows": "",
-            }
-            if n <= args.in_memory_max:
-                X_np, y_np = (array.compute() for array in (X, y))
-                start = time.perf_counter()
-                memory = SubquantileKernelClassifier(n_components=args.n_components, **SETTINGS)
-                memory.fit(X_np, y_np)
-                row["in-memory fit s"] = f"{time.perf_counter() - start:.1f}"
-                accuracy = np.mean(memory.predict(X_test) == y_test)
-                row["in-memory test accuracy"] = f"{accuracy:.4f}"
-                row["same kept rows"] = str(np.array_equal(memory.inlier_mask_, model.inlier_mask_))
-            rows.append(row)
+                "passes over the features": passes,
+                "s per pass": f"{timing['wall'] / passes:.2f}",
+                "peak worker RSS MB": f"{timing['rss']:.0f}",
+                "test accuracy": f"{accuracy(model):.4f}",
+                **memory_columns,
+            })
+            row = rows[-1]
             print(row, flush=True)
             sizes = " ".join(str(n) for n in args.sizes)
             body = (

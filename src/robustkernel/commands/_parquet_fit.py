@@ -26,7 +26,6 @@ import pandas as pd
 from sklearn.base import is_classifier
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import RobustScaler
-from sklearn.utils import check_random_state
 
 from ..persistence import save_model
 from ..subquantile import _distributed
@@ -175,12 +174,7 @@ class ParquetTable:
         self.y = da.concatenate(parts["target"])
         self.rows = da.concatenate(parts["rows"])
         self.n_dropped = n_missing
-        n = self.X.shape[0]
-        sample = np.arange(n)
-        if n > _distributed.AUTO_SAMPLE_ROWS:
-            sample = np.sort(check_random_state(random_state).choice(
-                n, _distributed.AUTO_SAMPLE_ROWS, replace=False
-            ))
+        sample = _distributed.sample_rows(self.X.shape[0], random_state)
         self.sample = pd.DataFrame(self.X[sample].compute(), columns=self.features)
 
 

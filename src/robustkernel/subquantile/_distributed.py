@@ -207,16 +207,20 @@ def _resolved_settings(estimator: Any, X: Any, y: Any) -> tuple[float, float, fl
     if not any(isinstance(value, str) and value == "auto" for value in settings):
         return float(estimator.epsilon), float(estimator.alpha), estimator.gamma
     n = X.shape[0]
-    rows = np.arange(n)
-    if n > AUTO_SAMPLE_ROWS:
-        rows = np.sort(check_random_state(estimator.random_state).choice(
-            n, AUTO_SAMPLE_ROWS, replace=False
-        ))
+    rows = sample_rows(n, estimator.random_state)
     sample = clone(estimator).set_params(verbose=0)
     sample.fit(X[rows].compute(), np.asarray(y[rows].compute()))
     epsilon = sample.epsilon_ if estimator.epsilon == "auto" else estimator.epsilon
     alpha = float(sample.alpha_) * (n / rows.size if estimator.alpha == "auto" else 1.0)
     return float(epsilon), alpha, sample.gamma_
+
+
+def sample_rows(n: int, random_state: Any) -> np.ndarray:
+    """The sorted rows of the in-memory sample: ``AUTO_SAMPLE_ROWS`` of n drawn with
+    ``random_state``, or all of them when there are fewer."""
+    if n <= AUTO_SAMPLE_ROWS:
+        return np.arange(n)
+    return np.sort(check_random_state(random_state).choice(n, AUTO_SAMPLE_ROWS, replace=False))
 
 
 def _encoded_targets(
