@@ -94,8 +94,75 @@ def test_unsupported_options_are_named():
         SubquantileKernelRegressor(refine=None, **given).fit(X, y)
     with pytest.raises(ValueError, match="link='logistic'"):
         SubquantileKernelRegressor(n_components=5, link="logistic", **given).fit(X, y)
-    with pytest.raises(ValueError, match=r"refine=.reject. of a classifier"):
+    with pytest.raises(ValueError, match=r"refine='reject'.*a classifier: only with epsilon='auto'"):
         SubquantileKernelClassifier(n_components=5, **given).fit(X, y)
+
+
+# Every constructor parameter, with the values a Dask fit cannot run (written out here, not read
+# from the library): each must be refused by name, never fitted while ignored. An empty list:
+# every value of the parameter runs on Dask.
+DASK_REFUSES = {
+    "epsilon": [],
+    "alpha": [],
+    "kernel": ["precomputed"],
+    "gamma": [],
+    "degree": [],
+    "coef0": [],
+    "kernel_params": [],
+    "n_components": [None],
+    "approximation": ["rff"],
+    "dtype": [],  # the storage type of the feature matrix, which a Dask fit never stores
+    "fit_intercept": [],
+    "solver": ["gd", "momentum", "nesterov"],
+    "max_iter": [],
+    "tol": [],  # tol, momentum, n_iter_no_change: gradient solvers only (refused above)
+    "init": ["zeros", "glorot", np.zeros(5)],
+    "n_init": [2],
+    "init_size": [],  # the size of the random starts (n_init, refused above)
+    "radius": [1.0],
+    "refine": ["biweight"],
+    "smoothing": [0.1],
+    "momentum": [],
+    "line_search": [True],
+    "n_iter_no_change": [],
+    "random_state": [],
+    "verbose": [],
+    "device": ["cpu"],
+    "link": ["logistic", "softplus"],
+}
+GIVEN_DASK = {"n_components": 5, "epsilon": 0.1, "alpha": 1.0, "gamma": 1.0, "refine": None}
+
+
+@pytest.mark.parametrize("estimator", [SubquantileKernelRegressor, SubquantileKernelClassifier])
+def test_every_parameter_is_classified_for_dask(estimator):
+    names = set(estimator().get_params())
+    assert names <= set(DASK_REFUSES), sorted(names - set(DASK_REFUSES))
+
+
+@pytest.mark.parametrize(
+    ("estimator", "name", "value"),
+    [
+        (estimator, name, value)
+        for estimator in (SubquantileKernelRegressor, SubquantileKernelClassifier)
+        for name, values in DASK_REFUSES.items()
+        if name in estimator().get_params()
+        for value in values
+    ],
+)
+def test_options_a_dask_fit_cannot_run_are_refused(estimator, name, value):
+    X = da.from_array(np.random.default_rng(0).normal(size=(20, 2)), chunks=10)
+    y = da.from_array(np.arange(20) % 2, chunks=10)
+    model = estimator(**{**GIVEN_DASK, name: value})
+    with pytest.raises(ValueError, match=rf"on a Dask array does not support .*\b{name}="):
+        model.fit(X, y)
+    assert not hasattr(model, "inlier_mask_")
+
+
+def test_the_classifier_rejection_at_a_given_epsilon_is_refused_on_dask():
+    X = da.from_array(np.random.default_rng(0).normal(size=(20, 2)), chunks=10)
+    y = da.from_array(np.arange(20) % 2, chunks=10)
+    with pytest.raises(ValueError, match=r"Dask array does not support refine='reject'"):
+        SubquantileKernelClassifier(**{**GIVEN_DASK, "refine": "reject"}).fit(X, y)
 
 
 def classes(n: int, n_classes: int, seed: int = 0):

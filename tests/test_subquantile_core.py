@@ -144,7 +144,8 @@ def test_rough_then_exact_alternating_reaches_the_exact_fixed_point(n_classes):
     Y = labels[:, None].astype(float) if n_classes == 2 else np.eye(n_classes)[labels]
     loss = BinaryLogLoss() if n_classes == 2 else SoftmaxLoss()
     problem = Problem(
-        rbf_kernel(X, gamma=0.5), Y, loss, alpha=0.05, k=n_kept(150, 0.15), fit_intercept=True
+        K=rbf_kernel(X, gamma=0.5), Y=Y, loss=loss, alpha=0.05, k=n_kept(150, 0.15),
+        fit_intercept=True,
     )
     fit_subset = SubsetFit(LbfgsSubsetFitter(problem, tol=1e-9), problem)
     zeros = np.zeros((150, Y.shape[1])), np.zeros(Y.shape[1])
@@ -166,7 +167,7 @@ def _problem_for(loss, n_outputs: int, seed: int = 0, fit_intercept: bool = True
         Y = rng.integers(0, 2, size=(40, 1)).astype(float)
     else:
         Y = np.eye(n_outputs)[rng.integers(0, n_outputs, 40)]
-    return Problem(K, Y, loss, alpha=0.3, k=30, fit_intercept=fit_intercept)
+    return Problem(K=K, Y=Y, loss=loss, alpha=0.3, k=30, fit_intercept=fit_intercept)
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ loss, stores the dual coefficients and predicts f(X). :class:`KernelRegressorMix
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from numbers import Real
 from typing import Any, ClassVar
 
@@ -35,6 +36,40 @@ KERNEL_CONSTRAINTS: dict[str, list[Any]] = {
     "kernel_params": [dict, None],
     "fit_intercept": ["boolean"],
 }
+
+
+@dataclass(frozen=True)
+class EncodedTarget:
+    """Targets as an (n_samples, n_outputs) float array ``Y`` with the loss that fits them,
+    the class labels (classifiers; None for regression) and whether predictions are 1-D."""
+
+    Y: np.ndarray
+    loss: Loss
+    classes: np.ndarray | None
+    single_output: bool
+
+
+def encode_target(y: np.ndarray, classifier: bool, estimator: str) -> EncodedTarget:
+    """Encode validated targets ``y`` for a kernel model (``estimator`` names it in errors).
+
+    Regression: one column per target, squared loss. Classification: two classes as a {0, 1}
+    column (binary cross-entropy on logits), more as one-hot rows (softmax cross-entropy); a
+    single class is a ValueError.
+    """
+    if not classifier:
+        Y = np.asarray(y, dtype=float).reshape(y.shape[0], -1)
+        return EncodedTarget(Y, SquaredLoss(), None, y.ndim == 1)
+    y = column_or_1d(y, warn=True)
+    check_classification_targets(y)
+    classes, encoded = np.unique(y, return_inverse=True)
+    if classes.size < 2:
+        raise ValueError(
+            f"{estimator} needs samples of at least 2 classes; the data contains only one "
+            f"class: {classes[0]!r}."
+        )
+    if classes.size == 2:
+        return EncodedTarget(encoded.astype(float)[:, None], BinaryLogLoss(), classes, True)
+    return EncodedTarget(np.eye(classes.size)[encoded], SoftmaxLoss(), classes, False)
 
 
 class KernelModel(VersionStamped, BaseEstimator):
@@ -111,28 +146,13 @@ class KernelModel(VersionStamped, BaseEstimator):
         return X, y
 
     def _encode_target(self, y: np.ndarray) -> tuple[np.ndarray, Loss]:
-        """The targets as an (n_samples, n_outputs) float array, and the loss that fits them.
-
-        Regressors: one column per target, squared loss. Classifiers (sets ``classes_``): two
-        classes as a {0, 1} column (binary cross-entropy on logits), more as one-hot rows
-        (softmax cross-entropy).
-        """
-        if not is_classifier(self):
-            self._single_output = y.ndim == 1
-            return np.asarray(y, dtype=float).reshape(y.shape[0], -1), SquaredLoss()
-        y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
-        self.classes_, encoded = np.unique(y, return_inverse=True)
-        n_classes = self.classes_.size
-        if n_classes < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs samples of at least 2 classes; the data "
-                f"contains only one class: {self.classes_[0]!r}."
-            )
-        self._single_output = n_classes == 2
-        if n_classes == 2:
-            return encoded.astype(float)[:, None], BinaryLogLoss()
-        return np.eye(n_classes)[encoded], SoftmaxLoss()
+        """The targets as an (n_samples, n_outputs) float array, and the loss that fits them
+        (:func:`encode_target`); sets ``classes_`` (classifiers) and the output shape."""
+        target = encode_target(y, is_classifier(self), type(self).__name__)
+        if target.classes is not None:
+            self.classes_ = target.classes
+        self._single_output = target.single_output
+        return target.Y, target.loss
 
     def _output_shapes(self, w: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float | np.ndarray]:
         """Coefficients (n, C) and intercept (C,) as stored: 1-D and a float for one output."""

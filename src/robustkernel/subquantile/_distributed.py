@@ -32,19 +32,21 @@ rows drawn with ``random_state`` (all of them when there are fewer): its ``epsil
 row (the objective sums the losses). What runs in memory only: refine="biweight", the
 classifier's refine="reject" at a given epsilon (out-of-fold fits), the gradient solvers,
 random starts (n_init), the norm ball, random Fourier features, a link other than the identity
-and device=; a Dask fit with any of them raises ValueError naming it.
+and device=; the fit's one validation (``_settings.BACKEND_SUPPORT["dask"]``) refuses each of them
+with a ValueError naming it. Like every backend, :func:`distributed_fit` returns a
+:class:`._result.FitResult` and never writes the estimator.
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.stats import chi2
-from sklearn.base import clone, is_classifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
@@ -53,100 +55,62 @@ from .._fractions import n_kept
 from .._kernel_model.kernels import kernel_params
 from .._kernel_model.losses import BinaryLogLoss, Loss, SoftmaxLoss, SquaredLoss
 from . import _auto_epsilon
-from ._base import DEFAULT_MAX_ITER
 from ._features import fit_feature_map
 from ._objective import Evaluation
+from ._refine import drop_implausible
 from ._refits import ROUGH_TOL, lbfgs_penalized, ridge_from_sums
+from ._result import FitResult
+from ._settings import FitSettings
 from ._solvers import SolverResult
+from ._tasks import Task
 
 AUTO_SAMPLE_ROWS = 20_000
 LBFGS_TOL = 1e-6  # the in-memory LbfgsSubsetFitter's
 LBFGS_MAX_ITER = 1000
 
 
-def is_dask_array(X: Any) -> bool:
-    """Whether X is a ``dask.array.Array`` (without importing Dask when it is not loaded)."""
-    module = type(X).__module__
-    return module.startswith("dask.") and type(X).__name__ == "Array"
-
-
-UNSUPPORTED = {
-    "refine": ("biweight",),
-    "solver": ("gd", "momentum", "nesterov"),
-    "approximation": ("rff",),
-}
-
-
-def check_distributed_options(estimator: Any) -> None:
-    """ValueError naming every option a Dask fit does not support (see the module docstring)."""
-    problems = [
-        f"{name}={getattr(estimator, name)!r}"
-        for name, values in UNSUPPORTED.items()
-        if isinstance(getattr(estimator, name), str) and getattr(estimator, name) in values
-    ]
-    if estimator.n_components is None:
-        problems.append("n_components=None (the exact n x n model)")
-    if estimator.n_init != 1 or estimator.radius is not None or estimator.device is not None:
-        problems.append("n_init, radius or device")
-    if not isinstance(estimator.init, str) or estimator.init != "erm":
-        problems.append(f"init={estimator.init!r}")
-    if estimator.kernel == "precomputed":
-        problems.append('kernel="precomputed"')
-    if getattr(estimator, "link", "identity") != "identity":
-        problems.append(f"link={estimator.link!r}")
-    if is_classifier(estimator) and estimator.refine == "reject" and estimator.epsilon != "auto":
-        problems.append('refine="reject" of a classifier at a given epsilon (out-of-fold fits)')
-    if problems:
-        raise ValueError(
-            "A fit on a Dask array runs the alternating solver on Nystroem features; not "
-            "supported here: " + ", ".join(problems) + ". Give e.g. "
-            f"{type(estimator).__name__}(n_components=500, refine=None), or fit a NumPy array."
-        )
-
-
-def distributed_fit(estimator: Any, X: Any, y: Any) -> None:
-    """Fit ``estimator`` (a SubQ kernel regressor or classifier) on the Dask arrays X, y."""
-    check_distributed_options(estimator)
+def distributed_fit(
+    settings: FitSettings, task: Task, X: Any, y: Any, sample_fit: Callable[..., Any]
+) -> FitResult:
+    """Fit the validated configuration on the Dask arrays X, y; ``sample_fit(X, y)`` fits it in
+    memory (an estimator with ``epsilon_``, ``alpha_``, ``gamma_``) on the "auto" sample."""
     if X.ndim != 2 or y.ndim not in (1, 2) or X.shape[0] != y.shape[0]:
         raise ValueError(
             f"X must be a 2-d and y a 1-d (or 2-d) Dask array with as many rows; got shapes "
             f"{X.shape} and {y.shape}."
         )
-    if is_classifier(estimator) and y.ndim != 1:
+    if task.classifier and y.ndim != 1:
         raise ValueError(f"A classifier takes 1-d labels; got y of shape {y.shape}.")
     X = X.astype(np.float64).rechunk({1: -1})
     n, d = X.shape
-    epsilon, alpha, gamma = _resolved_settings(estimator, X, y)
-    Y, loss, floors = _encoded_targets(estimator, y, X.chunks[0])
-    estimator.n_features_in_ = d
-    estimator._target_scale = 1.0
-    estimator.alpha_, estimator.gamma_ = alpha, gamma
-    feature_map = _landmark_feature_map(estimator, X, gamma)
-    data = _ChunkedData(X, Y, feature_map, loss)
+    epsilon, alpha, gamma = _resolved_settings(settings, X, y, sample_fit)
+    targets = _encoded_targets(task, y, X.chunks[0], settings.estimator)
+    feature_map = _landmark_feature_map(settings, X, gamma)
+    data = _ChunkedData(X, targets.Y, feature_map, targets.loss)
     k = n_kept(n, epsilon)
-    max_iter = estimator.max_iter or DEFAULT_MAX_ITER["alternating"]
-    squared = isinstance(loss, SquaredLoss)
+    max_iter = settings.options.max_iter
 
     def select(losses: Any) -> tuple[Any, float]:
-        return _subquantile(losses, k, floors)
+        return _subquantile(losses, k, targets.floors)
 
-    bar = tqdm(desc="SubQ on Dask", unit="pass", disable=not estimator.verbose)
+    bar = tqdm(desc="SubQ on Dask", unit="pass", disable=not settings.verbose)
+    squared = isinstance(targets.loss, SquaredLoss)
     if squared:
-        fit = _RidgeFitter(data, alpha, estimator.fit_intercept)
+        fit = _RidgeFitter(data, alpha, settings.fit_intercept)
         w, b = fit(data.every_row())
         result = _alternate(data, fit, select, alpha, w, b, max_iter, bar)
     else:
-        rough = _lbfgs_fitter(data, alpha, estimator.fit_intercept, ROUGH_TOL)
+        rough = _lbfgs_fitter(data, alpha, settings.fit_intercept, ROUGH_TOL)
         w, b = rough(data.every_row(), np.zeros((data.m, data.C)), np.zeros(data.C))
         first = _alternate(data, rough, select, alpha, w, b, max_iter, bar)
-        exact = _lbfgs_fitter(data, alpha, estimator.fit_intercept, LBFGS_TOL)
+        exact = _lbfgs_fitter(data, alpha, settings.fit_intercept, LBFGS_TOL)
         result = _alternate(data, exact, select, alpha, first.w, first.b, max_iter, bar)
         result = SolverResult(
             result.w, result.b, result.evaluation, first.n_iter + result.n_iter,
             first.history + result.history[1:], result.converged,
         )
-    if squared and estimator.refine == "reject" and epsilon > 0:
-        result = _reject_implausible(data, fit, alpha, estimator.fit_intercept, result, bar)
+    if squared and settings.refine == "reject" and epsilon > 0:
+        result = _reject_implausible(data, fit, alpha, settings.fit_intercept, result, bar)
     bar.close()
     if not result.converged:
         warnings.warn(
@@ -154,9 +118,27 @@ def distributed_fit(estimator: Any, X: Any, y: Any) -> None:
             ConvergenceWarning,
             stacklevel=3,
         )
-    estimator.best_start_ = 0
-    estimator.epsilon_ = 1.0 - float(result.evaluation.mask.mean())
-    estimator._set_fitted(None, None, result, feature_map)
+    evaluation = result.evaluation
+    return FitResult(
+        coef=result.w,
+        intercept=np.atleast_1d(result.b),
+        feature_map=feature_map,
+        X_fit=None,
+        classes=targets.classes,
+        single_output=targets.single_output,
+        inlier_mask=evaluation.mask,
+        outlier_scores=evaluation.losses,
+        threshold=float(evaluation.threshold),
+        row_weights=evaluation.mask.astype(float),
+        objective_history=np.asarray(result.history),
+        n_iter=result.n_iter,
+        converged=result.converged,
+        best_start=0,
+        epsilon=1.0 - float(evaluation.mask.mean()),
+        alpha=alpha,
+        gamma=gamma,
+        n_features_in=d,
+    )
 
 
 class _ChunkedData:
@@ -200,18 +182,18 @@ class _ChunkedData:
         return parts.sum(axis=0).compute()
 
 
-def _resolved_settings(estimator: Any, X: Any, y: Any) -> tuple[float, float, float | None]:
+def _resolved_settings(
+    settings: FitSettings, X: Any, y: Any, sample_fit: Callable[..., Any]
+) -> tuple[float, float, float | None]:
     """epsilon, alpha and gamma of the Dask fit: as given, or those of the in-memory fit on a
     sample of rows where "auto" (alpha scaled to the whole data's row count)."""
-    settings = (estimator.epsilon, estimator.alpha, estimator.gamma)
-    if not any(isinstance(value, str) and value == "auto" for value in settings):
-        return float(estimator.epsilon), float(estimator.alpha), estimator.gamma
+    if not any(settings.is_auto(name) for name in ("epsilon", "alpha", "gamma")):
+        return float(settings.epsilon), float(settings.alpha), settings.gamma
     n = X.shape[0]
-    rows = sample_rows(n, estimator.random_state)
-    sample = clone(estimator).set_params(verbose=0)
-    sample.fit(X[rows].compute(), np.asarray(y[rows].compute()))
-    epsilon = sample.epsilon_ if estimator.epsilon == "auto" else estimator.epsilon
-    alpha = float(sample.alpha_) * (n / rows.size if estimator.alpha == "auto" else 1.0)
+    rows = sample_rows(n, settings.random_state)
+    sample = sample_fit(X[rows].compute(), np.asarray(y[rows].compute()))
+    epsilon = sample.epsilon_ if settings.is_auto("epsilon") else settings.epsilon
+    alpha = float(sample.alpha_) * (n / rows.size if settings.is_auto("alpha") else 1.0)
     return float(epsilon), alpha, sample.gamma_
 
 
@@ -223,25 +205,34 @@ def sample_rows(n: int, random_state: Any) -> np.ndarray:
     return np.sort(check_random_state(random_state).choice(n, AUTO_SAMPLE_ROWS, replace=False))
 
 
+@dataclass(frozen=True)
+class _DaskTargets:
+    """Y as a (n, C) float Dask array, its loss, a classifier's floors (labels, minimum per
+    class) and classes, and whether predictions are 1-D."""
+
+    Y: Any
+    loss: Loss
+    floors: tuple[Any, np.ndarray] | None
+    classes: np.ndarray | None
+    single_output: bool
+
+
 def _encoded_targets(
-    estimator: Any, y: Any, row_chunks: tuple[int, ...]
-) -> tuple[Any, Loss, tuple[Any, np.ndarray] | None]:
-    """Y as a (n, C) float Dask array, the loss, and a classifier's floors (labels, minimum)."""
+    task: Task, y: Any, row_chunks: tuple[int, ...], estimator: str
+) -> _DaskTargets:
+    """The targets of ``task`` chunked as the rows of X (``KernelModel``'s encoding, on Dask)."""
     import dask.array as da
 
     y = y.rechunk((row_chunks,) + ((-1,) if y.ndim == 2 else ()))
-    if not is_classifier(estimator):
-        estimator._single_output = y.ndim == 1
+    if not task.classifier:
         Y = (y if y.ndim == 2 else y[:, None]).astype(np.float64)
-        return Y, SquaredLoss(), None
+        return _DaskTargets(Y, SquaredLoss(), None, None, y.ndim == 1)
     classes = np.unique(da.unique(y).compute())
     if classes.size < 2:
         raise ValueError(
-            f"{type(estimator).__name__} needs samples of at least 2 classes; the data "
-            f"contains only one class: {classes[0]!r}."
+            f"{estimator} needs samples of at least 2 classes; the data contains only one "
+            f"class: {classes[0]!r}."
         )
-    estimator.classes_ = classes
-    estimator._single_output = classes.size == 2
     labels = y.map_blocks(lambda block: np.searchsorted(classes, block), dtype=np.int64)
     C = 1 if classes.size == 2 else classes.size
     Y = labels.map_blocks(
@@ -251,23 +242,23 @@ def _encoded_targets(
     )
     counts = np.bincount(labels.compute(), minlength=classes.size)
     loss = BinaryLogLoss() if C == 1 else SoftmaxLoss()
-    return Y, loss, (labels, (counts + 1) // 2)
+    return _DaskTargets(Y, loss, (labels, (counts + 1) // 2), classes, classes.size == 2)
 
 
-def _landmark_feature_map(estimator: Any, X: Any, gamma: float | None) -> Any:
+def _landmark_feature_map(settings: FitSettings, X: Any, gamma: float | None) -> Any:
     """The Nystroem map on the m landmarks Nystroem.fit(X) would take: the first m of a
     permutation of the rows drawn with ``random_state``."""
     n = X.shape[0]
-    m = min(estimator.n_components, n)
-    landmarks = check_random_state(estimator.random_state).permutation(n)[:m]
+    m = min(settings.n_components, n)
+    landmarks = check_random_state(settings.random_state).permutation(n)[:m]
     order = np.argsort(landmarks)
     rows = np.empty(m, dtype=int)
     rows[order] = np.arange(m)
     basis = X[np.sort(landmarks)].compute()[rows]
     params = kernel_params(
-        estimator.kernel, gamma, estimator.degree, estimator.coef0, estimator.kernel_params
+        settings.kernel, gamma, settings.degree, settings.coef0, settings.kernel_params
     )
-    return fit_feature_map("nystroem", m, estimator.kernel, params, 0, basis)
+    return fit_feature_map("nystroem", m, settings.kernel, params, 0, basis)
 
 
 class _RidgeFitter:
@@ -437,16 +428,13 @@ def _reject_implausible(
     in-memory ``_reject_implausible`` with ``_auto_epsilon.regression_rejections``)."""
     import dask.array as da
 
-    w, b, evaluation = result.w, result.b, result.evaluation
     history = list(result.history)
-    n = data.n
-    minimum_kept = n_kept(n, _auto_epsilon.MAX_EPSILON)
     cutoff = chi2.ppf(_auto_epsilon.REJECTION_LEVEL, df=data.C)
     chunks = (data.X.chunks[0],)
-    mask = evaluation.mask
-    for _ in range(_auto_epsilon.MAX_ROUNDS):
+
+    def implausible(mask: np.ndarray, state: SolverResult) -> np.ndarray:
         kept = da.from_array(mask, chunks=chunks)
-        losses = da.from_array(evaluation.losses, chunks=chunks)
+        losses = da.from_array(state.evaluation.losses, chunks=chunks)
         studentized = (losses * _variance_factors(data, fit, kept, alpha, fit_intercept)).persist()
         studentized = da.where(da.isfinite(studentized), studentized, 0.0)
         count = int(mask.sum())
@@ -454,20 +442,20 @@ def _reject_implausible(
         median = _order_statistic(middle, (count + 1) // 2)
         if count % 2 == 0:
             median = 0.5 * (median + _order_statistic(middle, count // 2 + 1))
-        variance = median / chi2.ppf(count / n / 2.0, df=data.C)
-        dropped = mask & (studentized > variance * cutoff).compute()
-        if not dropped.any() or mask.sum() - dropped.sum() < minimum_kept:
-            break
-        mask = mask & ~dropped
+        variance = median / chi2.ppf(count / data.n / 2.0, df=data.C)
+        return (studentized > variance * cutoff).compute()
+
+    def refit(mask: np.ndarray, state: SolverResult) -> SolverResult:
         w, b = fit(da.from_array(mask, chunks=chunks))
         values = data.losses(w, b).compute()
         objective = float(values[mask].sum() + alpha * np.sum(w * w))
-        evaluation = Evaluation(
-            evaluation.F, evaluation.Kw, values, mask, evaluation.threshold, objective
-        )
+        evaluation = replace(state.evaluation, losses=values, mask=mask, objective=objective)
         history.append(objective)
         bar.update()
-    return SolverResult(w, b, evaluation, result.n_iter, history, result.converged)
+        return replace(state, w=w, b=b, evaluation=evaluation)
+
+    state = drop_implausible(result.evaluation.mask, result, implausible, refit)
+    return replace(state, history=history)
 
 
 def _variance_factors(

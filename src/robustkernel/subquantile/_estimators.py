@@ -6,32 +6,13 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import _check_sample_weight
 
 from .._kernel_model.estimator import KernelRegressorMixin, LogitClassifierMixin
-from .._kernel_model.losses import LINKS, Link, LinkSquaredLoss, Loss
-from ._auto_epsilon import (
-    classification_flags,
-    classification_start,
-    regression_flags,
-    regression_honest_losses,
-    regression_rejections,
-    regression_start,
-)
-from ._base import BaseSubquantile, _load_torch_backend
-from ._distributed import distributed_fit, is_dask_array
-from ._hyperparameters import (
-    ALPHAS,
-    CLASSIFIER_ALPHAS,
-    CLASSIFIER_GAMMA_FACTORS,
-    CLASSIFIER_START_ALPHA,
-    GAMMA_FACTORS,
-    START_ALPHA,
-)
-from ._objective import FeatureProblem, Problem
-from ._refits import FeatureRidgeSubsetFitter, LbfgsSubsetFitter, RidgeSubsetFitter
+from .._kernel_model.losses import LINKS
+from ._base import BaseSubquantile
+from ._tasks import CLASSIFICATION, REGRESSION, link_of
 
 
 class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
@@ -294,16 +275,7 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
     True
     """
 
-    _subset_fitter = RidgeSubsetFitter
-    _feature_subset_fitter = FeatureRidgeSubsetFitter
-    _refinements = frozenset({"reject", "biweight"})
-    _alpha_grid = ALPHAS
-    _gamma_factors = GAMMA_FACTORS
-    _start_alpha = START_ALPHA
-    _outlier_flags = staticmethod(regression_flags)
-    _rejections = staticmethod(regression_rejections)
-    _auto_start = staticmethod(regression_start)
-    _honest_losses = staticmethod(regression_honest_losses)
+    _task = REGRESSION
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **BaseSubquantile._parameter_constraints,
         "link": [StrOptions(set(LINKS)), tuple],
@@ -370,39 +342,10 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         )
         self.link = link
 
-    def _link(self) -> Link:
-        """The link object of ``link``; a clear error for a malformed pair."""
-        if isinstance(self.link, str):
-            return LINKS[self.link]
-        if len(self.link) != 2 or not all(callable(part) for part in self.link):
-            raise ValueError(
-                "link must be 'identity', 'logistic', 'softplus' or a pair (omega, omega') of "
-                f"callables, got {self.link!r}."
-            )
-        return Link("custom", *self.link)
-
-    def _encode_target(self, y: np.ndarray) -> tuple[np.ndarray, Loss]:
-        Y, loss = super()._encode_target(y)
-        link = self._link()
-        if link.name == "identity":
-            return Y, loss
-        if self.refine == "biweight":
-            raise ValueError('refine="biweight" is for the identity link only.')
-        return Y, LinkSquaredLoss.for_targets(link, Y)
-
-    def _subset_fitter_for(self, problem: Problem | FeatureProblem) -> Any:
-        """L-BFGS refits through a link; the closed-form ridge fitters otherwise."""
-        if not isinstance(problem.loss, LinkSquaredLoss):
-            return super()._subset_fitter_for(problem)
-        if self.device is not None and isinstance(problem, Problem):
-            return _load_torch_backend().device_subset_fitter(LbfgsSubsetFitter, problem)
-        return LbfgsSubsetFitter(problem)
-
     def _response(self, F: np.ndarray) -> np.ndarray:
         """omega(F): the predictions of the link model (F for the identity link)."""
-        return self._link().inverse(F)
+        return link_of(self.link).inverse(F)
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> SubquantileKernelRegressor:
         """Fit the model; rows outside the final subquantile are flagged in ``inlier_mask_``.
 
@@ -428,8 +371,7 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         self : SubquantileKernelRegressor
             The fitted estimator.
         """
-        _fit(self, X, y, sample_weight)
-        return self
+        return super().fit(X, y, sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -700,18 +642,8 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
     True
     """
 
-    _subset_fitter = LbfgsSubsetFitter
-    _feature_subset_fitter = LbfgsSubsetFitter
-    _outlier_flags = staticmethod(classification_flags)
-    _rejections = staticmethod(classification_flags)
-    _auto_start = staticmethod(classification_start)
-    _keeps_every_class = True
-    _alpha_grid = CLASSIFIER_ALPHAS
-    _gamma_factors = CLASSIFIER_GAMMA_FACTORS
-    _start_alpha = CLASSIFIER_START_ALPHA
-    _reselects = False
+    _task = CLASSIFICATION
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> SubquantileKernelClassifier:
         """Fit the classifier; rows outside the final subquantile are flagged.
 
@@ -737,8 +669,7 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         self : SubquantileKernelClassifier
             The fitted estimator.
         """
-        _fit(self, X, y, sample_weight)
-        return self
+        return super().fit(X, y, sample_weight)
 
     def _row_losses(self, X: Any, y: np.ndarray) -> np.ndarray:
         proba = self.predict_proba(X)
@@ -747,19 +678,3 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         with np.errstate(divide="ignore"):
             return np.where(known, -np.log(proba[np.arange(y.shape[0]), position]), np.inf)
 
-
-def _fit(estimator: BaseSubquantile, X: Any, y: Any, sample_weight: Any = None) -> None:
-    """The fit of either estimator: in memory (with row weights or without), or as passes
-    over a Dask array's chunks."""
-    if is_dask_array(X):
-        if sample_weight is not None:
-            raise ValueError("A fit on Dask arrays takes no sample_weight.")
-        distributed_fit(estimator, X, y)
-        return
-    X, y = estimator._validate_training_data(X, y)
-    if sample_weight is not None:
-        sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
-    if sample_weight is None or np.all(sample_weight == 1.0):
-        estimator._fit_coefficients(X, *estimator._encode_target(y))
-    else:
-        estimator._fit_weighted(X, y, sample_weight)

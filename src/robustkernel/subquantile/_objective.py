@@ -13,7 +13,7 @@ The solvers only use the small interface below (``apply``, ``squared_norm``, ``b
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
@@ -162,18 +162,25 @@ class Evaluation:
         return self.mask if self.weights is None else self.weights
 
 
+@dataclass(frozen=True)
 class _Objective:
-    """The objective and the subquantile, written on the model-space interface."""
+    """The objective and the subquantile, written on the model-space interface.
+
+    ``Y`` is (n, C): regression targets, a {0, 1} column (binary) or one-hot rows (multiclass);
+    k rows are kept (with ``sample_weight``: (1 - ``epsilon``) of the weight, the weighted
+    subquantile); ``radius`` bounds ||f||, ``floors`` keep part of every class. The model
+    space's matrix (``K`` or ``Z``) is a keyword-only field of the subclass.
+    """
 
     Y: np.ndarray
     loss: Loss
     alpha: float
     k: int
     fit_intercept: bool
-    radius: float | None
-    floors: ClassFloors | None
-    sample_weight: np.ndarray | None
-    epsilon: float
+    radius: float | None = None
+    floors: ClassFloors | None = None
+    sample_weight: np.ndarray | None = None  # with it, the subquantile is weighted (epsilon)
+    epsilon: float = 0.0
 
     @property
     def n_samples(self) -> int:
@@ -249,22 +256,12 @@ class _Objective:
 class Problem(_Objective):
     """F(f) = sum_{i in S(f)} l_i(f) + alpha ||f||_H^2 with f = K w + b and ||f||_H^2 = w^T K w.
 
-    ``Y`` is (n, C): regression targets, a {0, 1} column (binary) or one-hot rows (multiclass).
     The gradient in f is taken in the RKHS (functional gradient), so ``backward`` is the identity.
     ``K`` is an ndarray, or any n x n matrix object whose ``@`` takes and returns ndarrays and
     that SciPy accepts as a linear operator (the device kernel of ``_torch_backend``).
     """
 
-    K: np.ndarray
-    Y: np.ndarray
-    loss: Loss
-    alpha: float
-    k: int
-    fit_intercept: bool
-    radius: float | None = None
-    floors: ClassFloors | None = None
-    sample_weight: np.ndarray | None = None  # with it, the subquantile is weighted (epsilon)
-    epsilon: float = 0.0
+    K: np.ndarray = field(kw_only=True)
 
     @property
     def n_coefficients(self) -> int:
@@ -303,16 +300,7 @@ class FeatureProblem(_Objective):
     stored in float32.
     """
 
-    Z: np.ndarray
-    Y: np.ndarray
-    loss: Loss
-    alpha: float
-    k: int
-    fit_intercept: bool
-    radius: float | None = None
-    floors: ClassFloors | None = None
-    sample_weight: np.ndarray | None = None  # with it, the subquantile is weighted (epsilon)
-    epsilon: float = 0.0
+    Z: np.ndarray = field(kw_only=True)
 
     @property
     def n_coefficients(self) -> int:

@@ -1,9 +1,11 @@
 """Solvers of the Subquantile objective: alternating (trimmed full solves) and gradient methods.
 
-Every solver works on a :class:`~robustkernel._problem.Problem` (exact kernel model) or a
-:class:`~robustkernel._problem.FeatureProblem` (approximate features) through their shared
-interface, and returns a :class:`SolverResult`; the estimators only choose the loss and the
-subset fitter.
+Every solver works on a :class:`~robustkernel.subquantile._objective.Problem` (exact kernel
+model) or a :class:`~robustkernel.subquantile._objective.FeatureProblem` (approximate features)
+through their shared interface, and returns a :class:`SolverResult`; the estimators only choose
+the loss and the subset fitter. :data:`SOLVERS` is the registry: a solver's name, its default
+iteration cap, which options it takes and how it runs; the parameter validation and the fit read
+it, so a new solver is one function and one entry here.
 """
 
 from __future__ import annotations
@@ -19,6 +21,18 @@ from ._objective import Coefficients, Evaluation, FeatureProblem, Problem, smoot
 Refit = Callable[[np.ndarray, np.ndarray, np.ndarray], Coefficients]
 """``fit_subset(mask, w0, b0)``: the minimizer on the kept rows under the problem's constraint."""
 Progress = Callable[[int, float], None]
+
+
+@dataclass(frozen=True)
+class SolverOptions:
+    """The solver parameters of one fit, validated (``smoothing`` in the scaled losses' units)."""
+
+    max_iter: int
+    tol: float
+    n_iter_no_change: int
+    momentum: float
+    smoothing: float | None
+    line_search: bool
 
 
 @dataclass(frozen=True)
@@ -236,3 +250,57 @@ def _armijo_step(
             return step
         step *= shrink
     return step
+
+
+SolverRun = Callable[
+    [Problem | FeatureProblem, Callable, np.ndarray, np.ndarray, SolverOptions, Progress | None],
+    SolverResult,
+]
+"""``run(problem, fit_subset, w, b, options, progress)``: the solver from (w, b)."""
+
+
+@dataclass(frozen=True)
+class Solver:
+    """One entry of :data:`SOLVERS`: how a solver runs and which options it takes."""
+
+    run: SolverRun
+    max_iter: int  # the iteration cap when ``max_iter=None``
+    smoothing: bool = False  # takes ``smoothing`` (the soft subquantile), tol and momentum
+    line_search: bool = False  # takes ``line_search=True``
+
+
+def _run_alternating(problem, fit_subset, w, b, options, progress) -> SolverResult:
+    """:func:`alternating`, on rough subset fits first where the fitter has them."""
+    rough = fit_subset.loosened()
+    rough = None if rough is fit_subset else rough
+    return alternating(problem, fit_subset, w, b, options.max_iter, progress, rough)
+
+
+def _gradient_solver(method: str) -> SolverRun:
+    """:func:`gradient_method` with ``method`` ("gd", "momentum" or "nesterov")."""
+
+    def run(problem, fit_subset, w, b, options, progress) -> SolverResult:
+        return gradient_method(
+            problem,
+            w,
+            b,
+            method=method,
+            max_iter=options.max_iter,
+            tol=options.tol,
+            n_iter_no_change=options.n_iter_no_change,
+            momentum=options.momentum,
+            smoothing=options.smoothing,
+            line_search=options.line_search,
+            progress=progress,
+        )
+
+    return run
+
+
+SOLVERS: dict[str, Solver] = {
+    "alternating": Solver(_run_alternating, max_iter=100),
+    "gd": Solver(_gradient_solver("gd"), max_iter=1000, smoothing=True, line_search=True),
+    "momentum": Solver(_gradient_solver("momentum"), max_iter=1000, smoothing=True),
+    "nesterov": Solver(_gradient_solver("nesterov"), max_iter=1000, smoothing=True),
+}
+"""The solvers by name (the ``solver`` parameter's values)."""

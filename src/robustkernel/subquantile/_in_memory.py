@@ -1,0 +1,520 @@
+"""The in-memory backends of a Subquantile fit: the exact kernel model, or its features.
+
+:class:`InMemoryFit` runs one fit from validated settings (:mod:`._settings`), the task's rules
+(:mod:`._tasks`) and the encoded targets, and returns a :class:`._result.FitResult`; it never
+touches the estimator. The steps, in order:
+
+1. alpha / gamma "auto": a trimmed fit per candidate gamma, every (gamma, alpha) scored by honest
+   residuals (:func:`._hyperparameters.select`); with epsilon="auto" the whole fit runs twice
+   (the second time at the first fit's estimate, from the rows it kept);
+2. the objective (:class:`._objective.Problem` on the kernel matrix, or
+   :class:`._objective.FeatureProblem` on Nystroem / random Fourier features);
+3. the start (``init``, or the rows the selection kept), the solver from the registry
+   (:data:`._solvers.SOLVERS`) and the ``n_init - 1`` random starts;
+4. epsilon="auto": flag, refit, until the flagged set repeats; or refine="reject": drop the kept
+   rows implausible under the fit (:func:`._refine.drop_implausible`);
+5. refine="biweight": the M-step (:func:`._refine.biweight_refinement`).
+
+:func:`fit_in_memory` adds row weights: rows of weight 0 are left out of the fit, and other
+weights give the weighted subquantile (integer weights fit as repeated rows).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+from sklearn.base import TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import _safe_indexing, check_random_state
+from tqdm.auto import tqdm
+
+from .._fractions import n_kept
+from .._kernel_model.estimator import EncodedTarget
+from .._kernel_model.kernels import (
+    NON_FINITE_FEATURES,
+    check_finite,
+    compute_kernel,
+    kernel_params,
+    non_finite_error,
+)
+from . import _auto_epsilon, _hyperparameters
+from ._features import fit_feature_map, transform_in_chunks
+from ._objective import ClassFloors, FeatureProblem, Problem, subquantile
+from ._refine import BIWEIGHT_C, Refinement, biweight_refinement, drop_implausible
+from ._refits import SubsetFit
+from ._result import FitResult
+from ._settings import FitSettings
+from ._solvers import SolverResult, fit_rows, initial_coefficients
+from ._tasks import Task
+
+Candidates = tuple[list[float], list[float | None]]
+"""The alphas and the gammas a fit chooses from (one each where given)."""
+MemoryCheck = Callable[[int], None]
+"""``check(n_samples)``: refuse an exact fit whose n x n matrices do not fit in memory."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One fit at one epsilon (a fraction, or "auto"): what :meth:`InMemoryFit.run` keeps."""
+
+    problem: Problem | FeatureProblem
+    feature_map: TransformerMixin | None
+    result: SolverResult
+    refinement: Refinement | None
+    best_start: int
+    alpha: float
+    gamma: float | None
+    scores: np.ndarray | None
+    epsilon: float  # the fraction of the rows (of their weight) trimmed
+
+    @property
+    def kept(self) -> np.ndarray:
+        """The rows of the final model (the biweight's rows of positive weight)."""
+        if self.refinement is not None:
+            return self.refinement.weights > 0
+        return self.result.evaluation.mask
+
+
+class InMemoryFit:
+    """One Subquantile fit of ``X`` (rows in memory) and the encoded targets.
+
+    Parameters
+    ----------
+    settings : FitSettings
+        The validated parameters.
+    task : Task
+        The loss-specific rules.
+    X : ndarray or sparse matrix
+        Validated training rows (the kernel matrix with kernel="precomputed").
+    target : EncodedTarget
+        The encoded targets and their loss.
+    check_memory : callable
+        The estimator's memory guard of exact fits.
+    sample_weight : ndarray, default=None
+        Positive row weights (the weighted subquantile), or None.
+    """
+
+    def __init__(
+        self,
+        settings: FitSettings,
+        task: Task,
+        X: Any,
+        target: EncodedTarget,
+        check_memory: MemoryCheck,
+        sample_weight: np.ndarray | None = None,
+    ) -> None:
+        self.settings, self.task, self.X, self.target = settings, task, X, target
+        self.check_memory = check_memory
+        self.sample_weight = sample_weight
+        # Squared-loss targets are fitted divided by a power of two (exact) and the model
+        # scaled back: no squared residual overflows, whatever the targets' magnitude.
+        self.scale = target.loss.target_scale(target.Y)
+        self.Y = target.Y / self.scale
+
+    # -- the fit -------------------------------------------------------------------------------
+
+    def run(self) -> FitResult:
+        """The fitted model (see the module docstring for the steps)."""
+        candidates = alphas, gammas = self._candidates()
+        epsilon, estimated = self.settings.epsilon, None
+        choices = len(alphas) * len(gammas)
+        if self.settings.is_auto("epsilon") and self.task.reselects and choices > 1:
+            # alpha and gamma chosen at the starting trim first estimate epsilon; then they
+            # are chosen again, and the model fitted, at that estimate (a 40% trim chooses for
+            # the hardest 60% of clean rows, e.g. a smoother kernel than the data need). The
+            # second choice's trimmed fits start from the rows the estimate kept: from the
+            # ordinary fit, a cluster of rows sharing a wrong target (zero loss once fitted)
+            # would be kept again, and clean rows trimmed in its place.
+            first = self._fit_at("auto", candidates, None)
+            epsilon, estimated = first.epsilon, first.kept
+        return self._result(self._fit_at(epsilon, candidates, estimated))
+
+    def _fit_at(
+        self, epsilon: float | str, candidates: Candidates, estimated: np.ndarray | None
+    ) -> Stage:
+        """One fit at ``epsilon`` (a fraction, or "auto"); ``estimated``: the inliers of an
+        earlier estimate of epsilon, where the selection's trimmed fits start."""
+        settings = self.settings
+        alpha, gamma, scores, selected = self._hyperparameters(epsilon, candidates, estimated)
+        start = self._start(epsilon)
+        problem, feature_map = self._build_problem(alpha, gamma, start)
+        fit_subset = SubsetFit(self._subset_fitter(problem), problem)
+        init = settings.init
+        if not isinstance(init, str):
+            init = np.asarray(init, dtype=float) / self.scale
+        if selected is None or not (isinstance(init, str) and init == "erm"):
+            w, b = initial_coefficients(problem, init, fit_subset.loosened(), settings.random_state)
+        else:  # alpha / gamma "auto" and init="erm": start from the rows their selection kept
+            w, b = fit_rows(problem, fit_subset.loosened(), selected)
+        result, best_start = self._best_start(problem, fit_subset, w, b)
+        if isinstance(epsilon, str):
+            problem, result = self._estimate_epsilon(problem, fit_subset, result)
+        elif self._rejects(epsilon):
+            result = self._reject_implausible(problem, fit_subset, result)
+        kept = result.evaluation.fit_rows
+        total = kept.size if self.sample_weight is None else self.sample_weight.sum()
+        refinement = None
+        if settings.refine == "biweight" and epsilon != 0:
+            refinement = biweight_refinement(problem, result.evaluation.mask)
+        return Stage(
+            problem, feature_map, result, refinement, best_start, alpha, gamma, scores,
+            1.0 - float(kept.sum() / total),
+        )
+
+    def _start(self, epsilon: float | str) -> float:
+        """The trimmed fraction a fit at ``epsilon`` starts from."""
+        return self.task.auto_start(self.Y) if isinstance(epsilon, str) else epsilon
+
+    def _rejects(self, epsilon: float | str) -> bool:
+        """Whether a fit at ``epsilon`` drops the implausible kept rows (refine="reject")."""
+        return self.settings.refine == "reject" and not isinstance(epsilon, str) and epsilon > 0
+
+    # -- alpha and gamma "auto" ----------------------------------------------------------------
+
+    def _candidates(self) -> Candidates:
+        """The alphas and gammas to choose from: the task's grids where "auto", else one."""
+        settings, task = self.settings, self.task
+        alphas = list(task.alpha_grid) if settings.is_auto("alpha") else [float(settings.alpha)]
+        if not settings.is_auto("gamma"):
+            return alphas, [settings.gamma]
+        if settings.kernel == "precomputed" or not _hyperparameters.takes_gamma(settings.kernel):
+            return alphas, [None]
+        return alphas, _hyperparameters.gamma_grid(self.X, task.gamma_factors)
+
+    def _hyperparameters(
+        self, epsilon: float | str, candidates: Candidates, estimated: np.ndarray | None
+    ) -> tuple[float, float | None, np.ndarray | None, np.ndarray | None]:
+        """alpha, gamma, the scores of every pair (None without a choice) and the rows the
+        chosen pair's trimmed fit kept (None without a choice)."""
+        alphas, gammas = candidates
+        if len(alphas) == 1 and len(gammas) == 1:
+            return alphas[0], gammas[0], None, None
+        start = self._start(epsilon)
+        start_alpha = self.task.start_alpha if len(alphas) > 1 else alphas[0]
+
+        def trimmed_fit(gamma: float | None) -> tuple[Problem | FeatureProblem, np.ndarray]:
+            problem, _ = self._build_problem(start_alpha, gamma, start)
+            fit_subset = SubsetFit(self._subset_fitter(problem), problem)
+            if estimated is None:
+                w, b = initial_coefficients(
+                    problem, "erm", fit_subset.loosened(), self.settings.random_state
+                )
+                if self.task.honest_losses is not None:
+                    losses = self.task.honest_losses(problem, problem.evaluate(w, b))
+                    rows, _ = subquantile(losses, problem.k, problem.floors)
+                    w, b = fit_rows(problem, fit_subset, rows)
+            else:
+                w, b = fit_rows(problem, fit_subset.loosened(), estimated)
+            result, _ = self._best_start(problem, fit_subset, w, b)
+            if self._rejects(epsilon):
+                result = self._reject_implausible(problem, fit_subset, result)
+            return problem, result.evaluation.mask
+
+        gamma, alpha, scores, selected = _hyperparameters.select(
+            gammas, alphas, start, trimmed_fit
+        )
+        return alpha, gamma, scores, selected
+
+    # -- the objective -------------------------------------------------------------------------
+
+    def _build_problem(
+        self, alpha: float, gamma: float | None, epsilon: float
+    ) -> tuple[Problem | FeatureProblem, TransformerMixin | None]:
+        """The objective on the exact kernel matrix of X, or on its approximate features, and
+        the fitted feature map (None for the exact kernel model)."""
+        settings, X = self.settings, self.X
+        params = kernel_params(
+            settings.kernel, gamma, settings.degree, settings.coef0, settings.kernel_params
+        )
+        common = {
+            "Y": self.Y,
+            "loss": self.target.loss,
+            "alpha": alpha,
+            "k": n_kept(X.shape[0], epsilon),
+            "fit_intercept": settings.fit_intercept,
+            "radius": None if settings.radius is None else settings.radius / self.scale,
+            "floors": (
+                ClassFloors.half_of_each_class(self.Y, self.sample_weight)
+                if self.task.keeps_every_class
+                else None
+            ),
+            "sample_weight": self.sample_weight,
+            "epsilon": epsilon,
+        }
+        if settings.n_components is None:
+            if settings.device is None:
+                self.check_memory(X.shape[0])
+                K = compute_kernel(X, None, settings.kernel, params)
+                check_finite(K)
+            else:
+                K = load_torch_backend().DeviceKernel.compute(
+                    X, settings.kernel, params, settings.device
+                )
+                if not K.all_finite():
+                    raise non_finite_error()
+            return Problem(K=K, **common), None
+        try:
+            feature_map = fit_feature_map(
+                settings.approximation,
+                settings.n_components,
+                settings.kernel,
+                params,
+                settings.random_state,
+                X,
+            )
+        except np.linalg.LinAlgError as error:  # the SVD of a landmark block with NaN or inf
+            raise non_finite_error(NON_FINITE_FEATURES) from error
+        Z = transform_in_chunks(feature_map, X, np.dtype(settings.dtype))
+        self._check_landmark_kernel(feature_map, params, common)
+        return FeatureProblem(Z=Z, **common), feature_map
+
+    def _check_landmark_kernel(
+        self, feature_map: TransformerMixin, params: dict[str, Any], common: dict[str, Any]
+    ) -> None:
+        """The exact model's positive-definiteness check, on the m x m landmark kernel block.
+
+        The exact path refuses a kernel that is not positive semidefinite when its subset fitter
+        factorizes the kernel matrix; Nystroem features run the same fitter's check on the
+        landmark rows, where they use the kernel (random Fourier features are PSD by design).
+        """
+        landmarks = getattr(feature_map, "component_indices_", None)
+        if landmarks is None:
+            return
+        X, kernel = self.X, self.settings.kernel
+        if kernel == "precomputed":
+            K = X[np.ix_(landmarks, landmarks)]
+        else:
+            K = compute_kernel(X[landmarks], None, kernel, params)
+        check_finite(K)
+        landmark_common = {
+            **common,
+            "Y": common["Y"][landmarks],
+            "k": landmarks.size,
+            "floors": None,
+        }
+        self.task.exact_fitter(Problem(K=np.asarray(K, dtype=float), **landmark_common))
+
+    def _subset_fitter(self, problem: Problem | FeatureProblem) -> Any:
+        """The exact subset fitter of the problem: features, device kernel or kernel matrix."""
+        fitter = self.task.fitter(problem)
+        if self.settings.device is not None and isinstance(problem, Problem):
+            return load_torch_backend().device_subset_fitter(fitter, problem)
+        return fitter(problem)
+
+    # -- solving -------------------------------------------------------------------------------
+
+    def _best_start(
+        self, problem: Problem | FeatureProblem, fit_subset: SubsetFit, w: np.ndarray, b: np.ndarray
+    ) -> tuple[SolverResult, int]:
+        """The solver from (w, b) and from the ``n_init - 1`` random subsets: the fit of lowest
+        objective and its start (0 for (w, b), i for the i-th subset)."""
+        result, best = self._run_solver(problem, fit_subset, w, b), 0
+        for start, subset in enumerate(self._random_subsets(problem), start=1):
+            w, b = fit_rows(problem, fit_subset.loosened(), subset)
+            candidate = self._run_solver(problem, fit_subset, w, b)
+            if candidate.evaluation.objective < result.evaluation.objective:
+                result, best = candidate, start
+        return result, best
+
+    def _random_subsets(self, problem: Problem | FeatureProblem) -> list[np.ndarray]:
+        """Masks of the ``n_init - 1`` random starting subsets of ``init_size`` rows.
+
+        Classifiers draw one row of every class first, so that each start sees every class.
+        """
+        n, settings = problem.n_samples, self.settings
+        rng = check_random_state(settings.random_state)
+        classes = []
+        if self.task.classifier:
+            labels = np.unique(problem.Y, axis=0, return_inverse=True)[1].ravel()
+            classes = [np.flatnonzero(labels == label) for label in np.unique(labels)]
+        masks = []
+        for _ in range(settings.n_init - 1):
+            mask = np.zeros(n, dtype=bool)
+            mask[[rng.choice(rows) for rows in classes]] = True
+            missing = max(min(settings.init_size, n) - int(mask.sum()), 0)
+            mask[rng.choice(np.flatnonzero(~mask), missing, replace=False)] = True
+            masks.append(mask)
+        return masks
+
+    def _run_solver(
+        self, problem: Problem | FeatureProblem, fit_subset: SubsetFit, w: np.ndarray, b: np.ndarray
+    ) -> SolverResult:
+        """The registry's solver from (w, b), with a progress bar when ``verbose``."""
+        settings = self.settings
+        options = replace(settings.options, smoothing=self._scaled_smoothing())
+        name = settings.params["solver"]
+        with tqdm(total=options.max_iter, desc=f"SubQ {name}", disable=not settings.verbose) as bar:
+
+            def progress(iteration: int, objective: float) -> None:
+                bar.update(1)
+                bar.set_postfix(objective=f"{objective:.6g}")
+
+            result = settings.solver_spec.run(problem, fit_subset, w, b, options, progress)
+        if not result.converged:
+            warnings.warn(
+                f"SubQ solver {name!r} reached max_iter={options.max_iter} before the kept "
+                "subset settled; increase max_iter (or tol for the gradient solvers).",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
+        return result
+
+    def _scaled_smoothing(self) -> float | None:
+        """``smoothing`` in the units of the scaled losses (losses / target_scale^2)."""
+        if self.settings.smoothing is None:
+            return None
+        with np.errstate(over="ignore"):
+            value = np.float64(self.settings.smoothing) * np.float64(self.scale) ** 2
+        return float(min(value, np.finfo(float).max))
+
+    # -- after the solver ----------------------------------------------------------------------
+
+    def _estimate_epsilon(
+        self, problem: Problem | FeatureProblem, fit_subset: SubsetFit, result: SolverResult
+    ) -> tuple[Problem | FeatureProblem, SolverResult]:
+        """Refit on the unflagged rows until the flagged set repeats (a fixed point, or a cycle:
+        on 1442 digits two sets one row apart alternated for all ``MAX_ROUNDS`` rounds)."""
+        n = problem.n_samples
+        seen: set[bytes] = set()
+        for _ in range(_auto_epsilon.MAX_ROUNDS):
+            flagged = self.task.outlier_flags(problem, result.evaluation)
+            if flagged.tobytes() in seen:
+                break
+            seen.add(flagged.tobytes())
+            epsilon = min(flagged.mean(), _auto_epsilon.MAX_EPSILON)
+            problem = replace(problem, k=n_kept(n, epsilon))
+            # From the fit without the flagged rows: from the current fit, rows it explains
+            # by their own coefficients (a cluster sharing a wrong target) would be kept again.
+            w, b = result.w, result.b
+            if n - flagged.sum() >= problem.k:
+                w, b = fit_subset.loosened()(~flagged, w, b)
+            result = self._run_solver(problem, fit_subset, w, b)
+        return problem, result
+
+    def _reject_implausible(
+        self, problem: Problem | FeatureProblem, fit_subset: SubsetFit, result: SolverResult
+    ) -> SolverResult:
+        """Drop kept rows whose loss is implausible under the fit; refit until none is left.
+
+        The task's rule like epsilon="auto"'s (``rejections``), applied to the kept rows only:
+        the trim still removes at least epsilon of the rows, and a corrupted row that the count
+        forced into the kept set (or that a flexible kernel fits by its own coefficient) is
+        dropped instead of dragging the fit. Classifiers keep their class floors.
+        """
+        history = list(result.history)
+
+        def implausible(mask: np.ndarray, state: SolverResult) -> np.ndarray:
+            dropped = mask & self.task.rejections(problem, state.evaluation)
+            if problem.floors is not None:
+                dropped = problem.floors.protect(mask, dropped, state.evaluation.losses)
+            return dropped
+
+        def refit(mask: np.ndarray, state: SolverResult) -> SolverResult:
+            w, b = fit_subset(mask, state.w, state.b)
+            full = problem.evaluate(w, b)
+            evaluation = replace(full, mask=mask, objective=problem.subset_objective(w, b, mask))
+            history.append(evaluation.objective)
+            return replace(state, w=w, b=b, evaluation=evaluation)
+
+        state = drop_implausible(result.evaluation.mask, result, implausible, refit)
+        return replace(state, history=history)
+
+    def _result(self, stage: Stage) -> FitResult:
+        """The final stage in the original targets' units."""
+        result, problem, scale = stage.result, stage.problem, self.scale
+        evaluation, refinement = result.evaluation, stage.refinement
+        w, b = result.w, result.b
+        losses, threshold = evaluation.losses, evaluation.threshold
+        row_weights = evaluation.fit_rows.astype(float)
+        if refinement is not None:
+            w, b = refinement.w, refinement.b
+            losses = problem.loss.loss(problem.apply(w) + b, problem.Y)
+            threshold = (BIWEIGHT_C * refinement.scale) ** 2
+            row_weights = refinement.weights
+        with np.errstate(over="ignore"):  # losses of targets beyond 1e154 overflow to inf
+            squared_scale = np.float64(scale) ** 2
+            scores = losses * squared_scale
+            threshold = float(threshold * squared_scale)
+            history = np.asarray(result.history) * squared_scale
+        return FitResult(
+            coef=w * scale,
+            intercept=np.atleast_1d(b * scale),
+            feature_map=stage.feature_map,
+            X_fit=self.X if stage.feature_map is None else None,
+            classes=self.target.classes,
+            single_output=self.target.single_output,
+            inlier_mask=stage.kept,
+            outlier_scores=scores,
+            threshold=threshold,
+            row_weights=row_weights,
+            objective_history=history,
+            n_iter=result.n_iter,
+            converged=result.converged,
+            best_start=stage.best_start,
+            epsilon=stage.epsilon,
+            alpha=stage.alpha,
+            gamma=stage.gamma,
+            hyperparameter_scores=stage.scores,
+        )
+
+
+def fit_in_memory(
+    settings: FitSettings,
+    task: Task,
+    X: Any,
+    y: np.ndarray,
+    check_memory: MemoryCheck,
+    sample_weight: np.ndarray | None = None,
+) -> FitResult:
+    """The fit of validated rows ``X`` and targets ``y``, with optional row weights.
+
+    Rows of weight 0 are left out (``FitResult.rows`` names the others). Weights other than 0
+    and 1 give the weighted subquantile: epsilon, alpha and gamma "auto", and the trim of
+    refine="reject", are chosen by the fit without weights on the rows of positive weight
+    (which sees each of them once); the weighted fit then runs the alternating solver with its
+    alpha and gamma, refine=None, trimming the weight of the rows it trimmed.
+    """
+    encode = lambda targets: task.encode(targets, settings.params, settings.estimator)  # noqa: E731
+    if sample_weight is None:
+        return InMemoryFit(settings, task, X, encode(y), check_memory).run()
+    rows = np.flatnonzero(sample_weight > 0)
+    if rows.size == 0:
+        raise ValueError("sample_weight must give at least one row a positive weight.")
+    X_kept, y_kept, weights = _safe_indexing(X, rows), y[rows], sample_weight[rows]
+    if np.all(weights == 1.0):
+        result = InMemoryFit(settings, task, X_kept, encode(y_kept), check_memory).run()
+        return replace(result, rows=rows)
+    chosen = None
+    weighted = settings.replace(refine=None)
+    automatic = [name for name in ("epsilon", "alpha", "gamma") if settings.is_auto(name)]
+    if automatic or settings.refine is not None:
+        unweighted = settings.replace(verbose=0)
+        chosen = InMemoryFit(unweighted, task, X_kept, encode(y_kept), check_memory).run()
+        # the weight of the rows it trimmed: the trim in the weighted fit's units
+        trimmed = float(weights[~chosen.inlier_mask].sum() / weights.sum())
+        weighted = weighted.replace(
+            epsilon=min(trimmed, _auto_epsilon.MAX_EPSILON), alpha=chosen.alpha, gamma=chosen.gamma
+        )
+    result = InMemoryFit(weighted, task, X_kept, encode(y_kept), check_memory, weights).run()
+    if automatic:
+        result = replace(result, hyperparameter_scores=chosen.hyperparameter_scores)
+    return replace(result, rows=rows)
+
+
+def load_torch_backend() -> ModuleType:
+    """The PyTorch backend of ``device=``, imported on first use; a clear error without torch."""
+    try:
+        import torch  # noqa: F401
+    except ImportError as error:
+        raise ImportError(
+            "device= needs PyTorch, which is not installed: pip install robustkernel[gpu] "
+            "(or use device=None for the NumPy path)."
+        ) from error
+    from . import _torch_backend
+
+    return _torch_backend

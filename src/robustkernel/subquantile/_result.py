@@ -1,0 +1,42 @@
+"""What a Subquantile fit returns: every backend's result, stored by the estimator at once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """A fitted Subquantile model, in the units of the original targets.
+
+    The backends (in memory, weighted, Dask) return one; ``BaseSubquantile._set_fitted`` is the
+    only place that turns it into fitted attributes (``coef`` and ``feature_map`` become
+    ``coef_`` / ``feature_map_``, or ``coef`` and ``X_fit`` become ``dual_coef_`` / ``X_fit_``).
+
+    ``rows`` are the rows the fit saw when it left some out (weight 0): the per-row arrays
+    cover those rows only and the estimator scores the others under the fitted model.
+    """
+
+    coef: np.ndarray  # (n_coefficients, C): dual coefficients, or weights of the features
+    intercept: np.ndarray  # (C,)
+    feature_map: Any  # the fitted feature map, or None for the exact kernel model
+    X_fit: Any  # the training rows of the exact kernel model (None with features)
+    classes: np.ndarray | None  # class labels (classifiers)
+    single_output: bool  # 1-D predictions (one target, or two classes)
+    inlier_mask: np.ndarray
+    outlier_scores: np.ndarray
+    threshold: float
+    row_weights: np.ndarray
+    objective_history: np.ndarray
+    n_iter: int
+    converged: bool
+    best_start: int
+    epsilon: float
+    alpha: float
+    gamma: float | None
+    hyperparameter_scores: np.ndarray | None = None
+    n_features_in: int | None = None  # set where no scikit-learn validation ran (Dask)
+    rows: np.ndarray | None = None

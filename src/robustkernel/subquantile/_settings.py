@@ -1,0 +1,232 @@
+"""The one validation of a Subquantile fit: every parameter, against the input it fits.
+
+scikit-learn's ``_parameter_constraints`` check each parameter alone (``_fit_context``);
+:func:`validate_settings` then checks what depends on several parameters or on the input, and
+returns the :class:`FitSettings` every backend reads. Nothing later re-validates, and no backend
+reads the estimator's parameters directly.
+
+Input kinds (:func:`input_kind`):
+
+* ``"array"``: NumPy / SciPy sparse rows in memory, no weights (or weights of 0 and 1 only, the
+  fit on the rows of weight 1): every option;
+* ``"weighted"``: in memory with other row weights: the weighted subquantile;
+* ``"dask"``: a ``dask.array`` fitted as passes over its chunks.
+
+:data:`BACKEND_SUPPORT` is the allow-list of each kind: the parameters it restricts and the
+values it takes. A value outside it raises ValueError naming the parameter, the value and the
+input kind, so no option is ever ignored silently; a parameter missing from a kind's table is
+supported with every value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from numbers import Number
+from typing import Any, Literal
+
+import numpy as np
+
+from ._solvers import SOLVERS, Solver, SolverOptions
+from ._tasks import Task, link_of
+
+InputKind = Literal["array", "weighted", "dask"]
+INPUT_NAMES: dict[str, str] = {
+    "array": "in-memory data",
+    "weighted": "sample_weight (the weighted subquantile)",
+    "dask": "a Dask array",
+}
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """The values of one parameter a backend supports: ``accepts(value, params, task)``, and
+    what to tell the user (``values``)."""
+
+    accepts: Callable[[Any, Mapping[str, Any], Task], bool]
+    values: str
+
+
+def _one_of(*choices: Any) -> Allowed:
+    """Allowed values given by equality (strings, None, numbers, booleans)."""
+
+    def accepts(value: Any, params: Mapping[str, Any], task: Task) -> bool:
+        return any(_same(value, choice) for choice in choices)
+
+    return Allowed(accepts, " or ".join(repr(choice) for choice in choices))
+
+
+def _same(value: Any, choice: Any) -> bool:
+    """``value == choice`` without numpy's elementwise or cross-type surprises."""
+    if choice is None or isinstance(choice, bool):
+        return value is choice or (isinstance(value, np.bool_) and bool(value) is choice)
+    if isinstance(choice, str):
+        return isinstance(value, str) and value == choice
+    return isinstance(value, Number) and not isinstance(value, bool) and value == choice
+
+
+def _dask_refine(value: Any, params: Mapping[str, Any], task: Task) -> bool:
+    if value is None:
+        return True
+    # a classifier's rejection at a given epsilon needs out-of-fold fits (in memory only)
+    return value == "reject" and (not task.classifier or _is_auto(params["epsilon"]))
+
+
+BACKEND_SUPPORT: dict[str, dict[str, Allowed]] = {
+    "array": {},
+    "weighted": {
+        "refine": _one_of(None, "reject"),
+        "solver": _one_of("alternating"),
+        "device": _one_of(None),
+    },
+    "dask": {
+        "refine": Allowed(
+            _dask_refine, "None, or 'reject' (a classifier: only with epsilon='auto')"
+        ),
+        "n_components": Allowed(
+            lambda value, params, task: value is not None,
+            "an integer (the exact n x n model runs in memory only)",
+        ),
+        "approximation": _one_of("nystroem"),
+        "kernel": Allowed(
+            lambda value, params, task: not _same(value, "precomputed"),
+            'a kernel computed from the rows (not "precomputed")',
+        ),
+        "solver": _one_of("alternating"),
+        "init": _one_of("erm"),
+        "n_init": _one_of(1),
+        "radius": _one_of(None),
+        "smoothing": _one_of(None),
+        "line_search": _one_of(False),
+        "device": _one_of(None),
+        "link": _one_of("identity"),
+    },
+}
+"""Per input kind: the parameters it restricts and the values it supports."""
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """The validated parameters of one fit and what they resolve to.
+
+    ``params`` holds every constructor parameter (read as attributes: ``settings.epsilon``);
+    ``solver_spec`` is the registry entry of the ``solver`` parameter and ``options`` its
+    options with ``max_iter`` resolved (the solver's default where None).
+    """
+
+    params: Mapping[str, Any]
+    input_kind: InputKind
+    estimator: str  # the estimator's class name, for messages
+    solver_spec: Solver = field(repr=False)
+    options: SolverOptions
+
+    def __getattr__(self, name: str) -> Any:
+        params = self.__dict__.get("params", {})
+        if name in params:
+            return params[name]
+        raise AttributeError(name)
+
+    def is_auto(self, name: str) -> bool:
+        """Whether the parameter ``name`` is "auto"."""
+        return _is_auto(self.params[name])
+
+    def replace(self, **params: Any) -> FitSettings:
+        """These settings with some parameters changed (already valid: not re-checked)."""
+        changed = {**self.params, **params}
+        options = _solver_options(changed, self.solver_spec)
+        return FitSettings(changed, self.input_kind, self.estimator, self.solver_spec, options)
+
+
+def _is_auto(value: Any) -> bool:
+    return isinstance(value, str) and value == "auto"
+
+
+def is_dask_array(X: Any) -> bool:
+    """Whether X is a ``dask.array.Array`` (without importing Dask when it is not loaded)."""
+    return type(X).__module__.startswith("dask.") and type(X).__name__ == "Array"
+
+
+def input_kind(X: Any, sample_weight: np.ndarray | None) -> InputKind:
+    """The kind of input of a fit (``sample_weight`` already validated, or None)."""
+    if is_dask_array(X):
+        return "dask"
+    if sample_weight is None or np.all((sample_weight == 0.0) | (sample_weight == 1.0)):
+        return "array"
+    return "weighted"
+
+
+def validate_settings(
+    params: Mapping[str, Any], task: Task, kind: InputKind, estimator: str
+) -> FitSettings:
+    """Check every parameter against the input kind and the others; the settings of the fit.
+
+    Raises
+    ------
+    ValueError
+        Naming every unsupported parameter value of the input kind (with the values it
+        takes), or the first rule between parameters that fails.
+    """
+    problems = [
+        f"{name}={params[name]!r} ({name} must be {allowed.values})"
+        for name, allowed in BACKEND_SUPPORT[kind].items()
+        if name in params and not allowed.accepts(params[name], params, task)
+    ]
+    if problems:
+        raise ValueError(
+            f"{estimator}.fit on {INPUT_NAMES[kind]} does not support " + "; ".join(problems)
+            + "."
+        )
+    solver = SOLVERS[params["solver"]]
+    _check_combinations(params, task, solver, estimator)
+    return FitSettings(dict(params), kind, estimator, solver, _solver_options(params, solver))
+
+
+def _solver_options(params: Mapping[str, Any], solver: Solver) -> SolverOptions:
+    return SolverOptions(
+        max_iter=params["max_iter"] if params["max_iter"] is not None else solver.max_iter,
+        tol=params["tol"],
+        n_iter_no_change=params["n_iter_no_change"],
+        momentum=params["momentum"],
+        smoothing=params["smoothing"],
+        line_search=params["line_search"],
+    )
+
+
+def _check_combinations(
+    params: Mapping[str, Any], task: Task, solver: Solver, estimator: str
+) -> None:
+    """The rules between parameters, whatever the input."""
+    name = params["solver"]
+    if params["smoothing"] is not None and not solver.smoothing:
+        raise ValueError(
+            f"smoothing applies to the gradient solvers ('gd', 'momentum', 'nesterov'); the "
+            f"{name!r} solver uses the hard subquantile."
+        )
+    if params["line_search"] and not solver.line_search:
+        raise ValueError(f"line_search=True is only available with solver='gd', got {name!r}.")
+    refine = params["refine"]
+    if refine is not None and refine not in task.refinements:
+        raise ValueError(
+            f"refine={refine!r} is not available for {estimator}; choose from "
+            f"{sorted(task.refinements) or 'none'} or None."
+        )
+    if refine == "biweight" and (params["radius"] is not None or params["device"] is not None):
+        raise ValueError(
+            'refine="biweight" runs on the CPU without the norm-ball constraint: it is not '
+            "available with radius or device."
+        )
+    if "link" in params and link_of(params["link"]).name != "identity" and refine == "biweight":
+        raise ValueError('refine="biweight" is for the identity link only.')
+    if params["device"] is not None:
+        automatic = {
+            key: params[key]
+            for key in ("epsilon", "alpha", "gamma", "refine")
+            if _is_auto(params[key]) or (key == "refine" and params[key] is not None)
+        }
+        if params["n_components"] is not None or automatic:
+            raise ValueError(
+                "device= runs the papers' estimator on the exact kernel model: give epsilon "
+                "(a number), alpha and gamma, and refine=None, without n_components "
+                f"(got {automatic or {'n_components': params['n_components']}}); use "
+                "device=None for the automatic configuration."
+            )
