@@ -59,9 +59,3 @@ def shared() -> Path:
         )
     return path
 
-# Why scikit-learn's sample-weight equivalence checks fail for the automatic configuration.
-WEIGHTED_AUTO = (
-    "epsilon, alpha and gamma 'auto' and refine='reject' choose on the rows of positive weight, "
-    "each seen once, so integer weights and repeated rows choose differently (at given values "
-    "and refine=None the fits are equal: tests/test_sample_weight.py)"
-)

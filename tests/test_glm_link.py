@@ -9,7 +9,6 @@ from scipy.special import expit
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from conftest import WEIGHTED_AUTO
 from robustkernel import SubquantileKernelRegressor
 from robustkernel._kernel_model.losses import LINKS, LinkSquaredLoss
 
@@ -139,8 +138,6 @@ NEGATIVE_TARGETS = (
     [SubquantileKernelRegressor(0.1, alpha=0.1, gamma=0.5, link="softplus")],
     expected_failed_checks=lambda estimator: {
         "check_regressors_train": NEGATIVE_TARGETS,
-        "check_sample_weight_equivalence_on_dense_data": WEIGHTED_AUTO,
-        "check_sample_weight_equivalence_on_sparse_data": WEIGHTED_AUTO,
     },
 )
 def test_sklearn_compatible(estimator, check):

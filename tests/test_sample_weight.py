@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 
@@ -184,3 +185,101 @@ def test_metric_weights_are_refused_with_trimming_or_batches():
         MetricKernelRidge(lam=0.1, epsilon=0.1).fit(X, y, sample_weight=weights)
     with pytest.raises(ValueError, match="epsilon=None and batch_size=None"):
         MetricKernelRidge(lam=0.1, batch_size=20).fit(X, y, sample_weight=weights)
+
+
+# -- integer weights = repeated rows with the automatic configuration -----------------------------
+
+
+def _repeated(weights: np.ndarray) -> np.ndarray:
+    return np.repeat(np.arange(weights.size), weights.astype(int))
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        SubquantileKernelRegressor(),
+        SubquantileKernelRegressor(n_components=20, random_state=0),
+        SubquantileKernelRegressor(0.2, alpha=0.1, gamma=0.5),  # refine="reject"
+        SubquantileKernelClassifier(),
+    ],
+    ids=["defaults", "features", "reject", "classifier"],
+)
+def test_integer_weights_fit_as_repeated_rows_with_every_knob_automatic(model):
+    """epsilon, alpha and gamma "auto" and refine="reject": weights of 0-3 give the model of
+    the rows repeated (and dropped), whatever the rows' order; per-row results add up."""
+    X, y, weights, X_test = regression(n=70, seed=11)
+    if isinstance(model, SubquantileKernelClassifier):
+        y = labels(X, 3)
+    rows = _repeated(weights)
+    order = np.random.default_rng(0).permutation(y.size)
+    repeated = clone(model).fit(X[rows], y[rows])
+    weighted = clone(model).fit(X[order], y[order], sample_weight=weights[order])
+    outputs = "predict_proba" if isinstance(model, SubquantileKernelClassifier) else "predict"
+    np.testing.assert_allclose(
+        getattr(weighted, outputs)(X_test), getattr(repeated, outputs)(X_test), rtol=1e-9,
+        atol=1e-12,
+    )
+    assert (weighted.alpha_, weighted.gamma_) == (repeated.alpha_, repeated.gamma_)
+    assert weighted.epsilon_ == pytest.approx(repeated.epsilon_, abs=1e-12)
+    # the weight each row keeps is what its copies keep
+    kept_by_copies = np.bincount(rows, weights=repeated.row_weights_, minlength=y.size)
+    np.testing.assert_allclose(weighted.row_weights_, kept_by_copies[order], atol=1e-12)
+    np.testing.assert_array_equal(weighted.inlier_mask_, kept_by_copies[order] > 0)
+
+
+def test_duplicate_rows_fit_as_one_row_of_their_weight():
+    """Copies in the data (no weights) and one row weighing as much: the same model; every
+    copy scores its row's loss."""
+    X, y, _, X_test = regression(n=50, seed=12)
+    copies = np.r_[np.arange(50), np.arange(0, 50, 3)]  # every third row twice
+    weights = np.bincount(copies, minlength=50).astype(float)
+    doubled = SubquantileKernelRegressor().fit(X[copies], y[copies])
+    weighted = SubquantileKernelRegressor().fit(X, y, sample_weight=weights)
+    np.testing.assert_allclose(doubled.predict(X_test), weighted.predict(X_test), rtol=1e-9)
+    second = np.arange(50, copies.size)
+    np.testing.assert_array_equal(
+        doubled.outlier_scores_[second], doubled.outlier_scores_[copies[second]]
+    )
+    assert doubled.X_fit_.shape[0] == 50  # the kernel model on the distinct rows
+
+
+def test_spread_kept_weight_matches_the_subquantile_of_repeated_rows():
+    """Each copy's share of its distinct row's kept weight is what the subquantile of the
+    repeated rows keeps (ties between copies: the first copies), checked by brute force."""
+    from robustkernel.subquantile._objective import kept_weights
+    from robustkernel.subquantile._unique_rows import spread_kept_weight, unique_rows
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        distinct = rng.normal(size=(8, 2))
+        picks = rng.integers(0, 8, size=20)
+        X, y = distinct[picks], distinct[picks, 0]
+        unique = unique_rows(X, y)
+        losses = rng.uniform(size=unique.first.size)
+        needed = float(rng.integers(1, 20))
+        kept = kept_weights(losses, needed, unique.weights)
+        brute = kept_weights(losses[unique.inverse], needed)  # one loss per copy, ties by index
+        np.testing.assert_allclose(spread_kept_weight(unique, kept), brute)
+
+
+def test_unique_rows_of_sparse_rows_are_those_of_the_dense_rows():
+    from scipy import sparse
+
+    from robustkernel.subquantile._unique_rows import unique_rows
+
+    rng = np.random.default_rng(4)
+    distinct = rng.integers(0, 2, size=(6, 5)) * rng.normal(size=(6, 5))
+    picks = rng.integers(0, 6, size=30)
+    X, y = distinct[picks], picks % 2
+    dense = unique_rows(X, y)
+    stored = sparse.csr_array(X)
+    with_zeros = sparse.csr_array((np.r_[stored.data, 0.0], np.r_[stored.indices, 0],
+                                   np.r_[stored.indptr[:-1], stored.indptr[-1] + 1]),
+                                  shape=X.shape)  # an explicit zero stored in the last row
+    for matrix in (stored, with_zeros):
+        groups = unique_rows(matrix, y)
+        # the same partition of the rows, and the same weights per group
+        np.testing.assert_array_equal(
+            groups.inverse == groups.inverse[:, None], dense.inverse == dense.inverse[:, None]
+        )
+        assert sorted(groups.weights) == sorted(dense.weights)

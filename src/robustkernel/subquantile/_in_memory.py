@@ -48,9 +48,10 @@ from ._objective import ClassFloors, FeatureProblem, Problem, subquantile
 from ._refine import BIWEIGHT_C, Refinement, biweight_refinement, drop_implausible
 from ._refits import SubsetFit
 from ._result import FitResult
-from ._settings import FitSettings
+from ._settings import FitSettings, unsupported
 from ._solvers import SolverResult, fit_rows, initial_coefficients
 from ._tasks import Task
+from ._unique_rows import spread_kept_weight, unique_rows
 
 Candidates = tuple[list[float], list[float | None]]
 """The alphas and the gammas a fit chooses from (one each where given)."""
@@ -473,37 +474,88 @@ def fit_in_memory(
 ) -> FitResult:
     """The fit of validated rows ``X`` and targets ``y``, with optional row weights.
 
-    Rows of weight 0 are left out (``FitResult.rows`` names the others). Weights other than 0
-    and 1 give the weighted subquantile: epsilon, alpha and gamma "auto", and the trim of
-    refine="reject", are chosen by the fit without weights on the rows of positive weight
-    (which sees each of them once); the weighted fit then runs the alternating solver with its
-    alpha and gamma, refine=None, trimming the weight of the rows it trimmed.
+    Rows of weight 0 are left out (``FitResult.rows`` names the others). With weights, or
+    exact duplicate rows, the fit runs on the distinct rows weighing the weight of their copies
+    (:mod:`._unique_rows`), so that integer weights fit exactly as repeated rows, whatever the
+    configuration; the per-row results are then spread back to the given rows. (A precomputed
+    kernel, and the options the weighted fit does not support, fit the given rows.)
     """
-    encode = lambda targets: task.encode(targets, settings.params, settings.estimator)  # noqa: E731
-    if sample_weight is None:
-        return InMemoryFit(settings, task, X, encode(y), check_memory).run()
-    rows = np.flatnonzero(sample_weight > 0)
-    if rows.size == 0:
-        raise ValueError("sample_weight must give at least one row a positive weight.")
-    X_kept, y_kept, weights = _safe_indexing(X, rows), y[rows], sample_weight[rows]
-    if np.all(weights == 1.0):
-        result = InMemoryFit(settings, task, X_kept, encode(y_kept), check_memory).run()
-        return replace(result, rows=rows)
+    rows = None
+    if sample_weight is not None:
+        rows = np.flatnonzero(sample_weight > 0)
+        if rows.size == 0:
+            raise ValueError("sample_weight must give at least one row a positive weight.")
+        X, y, sample_weight = _safe_indexing(X, rows), y[rows], sample_weight[rows]
+        if np.all(sample_weight == 1.0):
+            sample_weight = None
+    distinct = settings.kernel != "precomputed" and not unsupported(
+        settings.params, task, "weighted"
+    )
+    if distinct:
+        result = _fit_distinct_rows(settings, task, X, y, check_memory, sample_weight)
+    else:
+        result = _fit_rows(settings, task, X, y, check_memory, sample_weight)
+    return result if rows is None else replace(result, rows=rows)
+
+
+def _fit_distinct_rows(
+    settings: FitSettings,
+    task: Task,
+    X: Any,
+    y: np.ndarray,
+    check_memory: MemoryCheck,
+    sample_weight: np.ndarray | None,
+) -> FitResult:
+    """The fit on the distinct rows (each weighing its copies), spread back to every row; the
+    plain fit where there are neither weights nor copies."""
+    unique = unique_rows(X, y, sample_weight)
+    if sample_weight is None and not unique.has_copies:
+        return _fit_rows(settings, task, X, y, check_memory, None)
+    first = unique.first
+    result = _fit_rows(
+        settings, task, _safe_indexing(X, first), y[first], check_memory, unique.weights
+    )
+    kept = spread_kept_weight(unique, result.row_weights, sample_weight)
+    return replace(
+        result,
+        inlier_mask=kept > 0,
+        outlier_scores=result.outlier_scores[unique.inverse],
+        row_weights=kept,
+    )
+
+
+def _fit_rows(
+    settings: FitSettings,
+    task: Task,
+    X: Any,
+    y: np.ndarray,
+    check_memory: MemoryCheck,
+    weights: np.ndarray | None,
+) -> FitResult:
+    """The fit of every given row with positive ``weights`` (None: each counts 1).
+
+    Weights other than 1 give the weighted subquantile: epsilon, alpha and gamma "auto", and
+    the trim of refine="reject", are chosen by the fit without weights (which sees each row
+    once); the weighted fit then runs the alternating solver with its alpha and gamma,
+    refine=None, trimming the weight of the rows it trimmed.
+    """
+    target = task.encode(y, settings.params, settings.estimator)
+    if weights is None or np.all(weights == 1.0):
+        return InMemoryFit(settings, task, X, target, check_memory).run()
     chosen = None
     weighted = settings.replace(refine=None)
     automatic = [name for name in ("epsilon", "alpha", "gamma") if settings.is_auto(name)]
     if automatic or settings.refine is not None:
-        unweighted = settings.replace(verbose=0)
-        chosen = InMemoryFit(unweighted, task, X_kept, encode(y_kept), check_memory).run()
+        chosen = InMemoryFit(settings.replace(verbose=0), task, X, target, check_memory).run()
         # the weight of the rows it trimmed: the trim in the weighted fit's units
         trimmed = float(weights[~chosen.inlier_mask].sum() / weights.sum())
         weighted = weighted.replace(
             epsilon=min(trimmed, _auto_epsilon.MAX_EPSILON), alpha=chosen.alpha, gamma=chosen.gamma
         )
-    result = InMemoryFit(weighted, task, X_kept, encode(y_kept), check_memory, weights).run()
+    result = InMemoryFit(weighted, task, X, target, check_memory, weights).run()
     if automatic:
         result = replace(result, hyperparameter_scores=chosen.hyperparameter_scores)
-    return replace(result, rows=rows)
+    return result
 
 
 def load_torch_backend() -> ModuleType:

@@ -166,11 +166,7 @@ def validate_settings(
         Naming every unsupported parameter value of the input kind (with the values it
         takes), or the first rule between parameters that fails.
     """
-    problems = [
-        f"{name}={params[name]!r} ({name} must be {allowed.values})"
-        for name, allowed in BACKEND_SUPPORT[kind].items()
-        if name in params and not allowed.accepts(params[name], params, task)
-    ]
+    problems = unsupported(params, task, kind)
     if problems:
         raise ValueError(
             f"{estimator}.fit on {INPUT_NAMES[kind]} does not support " + "; ".join(problems)
@@ -179,6 +175,15 @@ def validate_settings(
     solver = SOLVERS[params["solver"]]
     _check_combinations(params, task, solver, estimator)
     return FitSettings(dict(params), kind, estimator, solver, _solver_options(params, solver))
+
+
+def unsupported(params: Mapping[str, Any], task: Task, kind: InputKind) -> list[str]:
+    """The parameter values the input kind does not support, each with the values it takes."""
+    return [
+        f"{name}={params[name]!r} ({name} must be {allowed.values})"
+        for name, allowed in BACKEND_SUPPORT[kind].items()
+        if name in params and not allowed.accepts(params[name], params, task)
+    ]
 
 
 def _solver_options(params: Mapping[str, Any], solver: Solver) -> SolverOptions:
