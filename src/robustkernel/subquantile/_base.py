@@ -38,7 +38,7 @@ class BaseSubquantile(KernelModel):
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "approximation": [StrOptions(set(APPROXIMATIONS))],
         "dtype": [StrOptions({"float64", "float32"}), Options(type, {np.float64, np.float32})],
-        "solver": [StrOptions(set(SOLVERS))],
+        "solver": [StrOptions(SOLVERS.keys())],  # the registry, read at every validation
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0.0, None, closed="left")],
         "init": [StrOptions({"erm", "zeros", "glorot"}), "array-like"],

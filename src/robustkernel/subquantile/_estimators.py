@@ -361,10 +361,11 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         sample_weight : array-like of shape (n_samples,), default=None
             Row weights: the subquantile keeps the rows of smallest loss until their weight
             reaches (1 - epsilon) of the total (integer weights fit as repeated rows; rows of
-            weight 0 are left out of the fit and flagged). epsilon, alpha and gamma "auto" and
-            the trim of refine="reject" are chosen by the fit without weights on the rows of
-            positive weight, then the weighted fit runs at them (the "alternating" solver; not
-            with refine="biweight").
+            weight 0 are left out of the fit and flagged), with every configuration. The fit
+            runs on the distinct rows, each weighing its copies; epsilon, alpha and gamma "auto"
+            and the trim of refine="reject" are chosen by the fit without weights on them,
+            then the weighted fit runs at them (the "alternating" solver; not with
+            refine="biweight" or device).
 
         Returns
         -------
@@ -659,10 +660,11 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         sample_weight : array-like of shape (n_samples,), default=None
             Row weights: the subquantile keeps the rows of smallest loss until their weight
             reaches (1 - epsilon) of the total (integer weights fit as repeated rows; rows of
-            weight 0 are left out of the fit and flagged). epsilon, alpha and gamma "auto" and
-            the trim of refine="reject" are chosen by the fit without weights on the rows of
-            positive weight, then the weighted fit runs at them (the "alternating" solver; not
-            with refine="biweight").
+            weight 0 are left out of the fit and flagged), with every configuration. The fit
+            runs on the distinct rows, each weighing its copies; epsilon, alpha and gamma "auto"
+            and the trim of refine="reject" are chosen by the fit without weights on them,
+            then the weighted fit runs at them (the "alternating" solver; not with
+            refine="biweight" or device).
 
         Returns
         -------

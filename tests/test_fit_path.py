@@ -1,0 +1,106 @@
+"""The fit path of the Subquantile estimators: one entry, one validation, backends that return
+a result, one place that stores it; the recipe for a new solver touches the registry only."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
+from robustkernel.subquantile import _solvers
+
+GIVEN = {"epsilon": 0.1, "alpha": 0.1, "gamma": 0.5, "refine": None}
+
+
+def data(n: int = 60, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, size=(n, 2))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=n)
+    y[:6] = 4.0
+    return X, y
+
+
+def test_a_solver_added_to_the_registry_fits_and_is_refused_where_unsupported(monkeypatch):
+    """The "add a solver" recipe: one registry entry. It runs in memory with its own default
+    max_iter, and the weighted and Dask fits refuse it by name instead of running another."""
+    seen = []
+
+    def run(problem, fit_subset, w, b, options, progress):
+        seen.append(options.max_iter)
+        return _solvers.alternating(problem, fit_subset, w, b, options.max_iter, progress)
+
+    monkeypatch.setitem(_solvers.SOLVERS, "recorded", _solvers.Solver(run, max_iter=7))
+    X, y = data()
+    model = SubquantileKernelRegressor(solver="recorded", **GIVEN).fit(X, y)
+    reference = SubquantileKernelRegressor(**GIVEN).fit(X, y)
+    np.testing.assert_allclose(model.predict(X), reference.predict(X))
+    assert seen == [7]
+    weights = np.full(y.size, 2.0)
+    with pytest.raises(ValueError, match=r"sample_weight.*solver='recorded'"):
+        SubquantileKernelRegressor(solver="recorded", **GIVEN).fit(X, y, sample_weight=weights)
+    with pytest.raises(ValueError, match="smoothing applies to the gradient solvers"):
+        SubquantileKernelRegressor(solver="recorded", smoothing=1.0, **GIVEN).fit(X, y)
+    da = pytest.importorskip("dask.array")
+    with pytest.raises(ValueError, match=r"Dask array.*solver='recorded'"):
+        SubquantileKernelRegressor(solver="recorded", n_components=10, **GIVEN).fit(
+            da.from_array(X, chunks=30), da.from_array(y, chunks=30)
+        )
+
+
+def _setters(model, monkeypatch) -> set[tuple[str, str]]:
+    """(module file, attribute) of every attribute the fit sets on ``model``."""
+    written: set[tuple[str, str]] = set()
+    cls = type(model)
+
+    def recording_setattr(self, name, value):
+        caller = inspect.stack()[1].filename
+        written.add((Path(caller).name, name))
+        object.__setattr__(self, name, value)
+
+    monkeypatch.setattr(cls, "__setattr__", recording_setattr, raising=False)
+    return written
+
+
+@pytest.mark.parametrize(
+    ("model", "weighted"),
+    [
+        (SubquantileKernelRegressor(), False),
+        (SubquantileKernelRegressor(n_components=20, random_state=0), True),
+        (SubquantileKernelClassifier(), True),
+    ],
+)
+def test_only_the_estimator_stores_the_fitted_state(model, weighted, monkeypatch):
+    """Every fitted attribute is written by the estimator's own modules (``_set_fitted`` and
+    the kernel model's storage) or by scikit-learn's validation, never by a backend."""
+    X, y = data()
+    if isinstance(model, SubquantileKernelClassifier):
+        y = (X[:, 0] > 0).astype(int)
+    written = _setters(model, monkeypatch)
+    weights = np.arange(y.size) % 3 if weighted else None
+    model.fit(X, y, sample_weight=weights)
+    modules = {module for module, _ in written}
+    assert modules <= {"_base.py", "estimator.py", "validation.py"}, written
+    names = {name for _, name in written}
+    assert {"inlier_mask_", "epsilon_", "alpha_", "gamma_", "outlier_scores_"} <= names
+    assert not any(name.startswith("_") and name != "_single_output" for name in names), names
+
+
+def test_the_dask_backend_stores_nothing_itself(monkeypatch):
+    da = pytest.importorskip("dask.array")
+    X, y = data(200)
+    model = SubquantileKernelRegressor(n_components=10, random_state=0, **GIVEN)
+    written = _setters(model, monkeypatch)
+    model.fit(da.from_array(X, chunks=50), da.from_array(y, chunks=50))
+    assert {module for module, _ in written} <= {"_base.py", "estimator.py"}, written
+    assert ("_base.py", "n_features_in_") in written
+
+
+def test_parameters_are_not_changed_by_a_fit():
+    X, y = data()
+    model = SubquantileKernelRegressor()
+    before = model.get_params()
+    model.fit(X, y, sample_weight=np.arange(y.size) % 3)
+    assert model.get_params() == before
