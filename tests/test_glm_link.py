@@ -128,16 +128,65 @@ def test_link_errors():
         SubquantileKernelRegressor(0.1, link="logistic", refine="biweight").fit(X, y)
 
 
+GIVEN_LINK = {"epsilon": 0.1, "alpha": 0.1, "gamma": 0.5}
+
+
+@pytest.mark.parametrize(
+    ("link", "targets"),
+    [
+        ("logistic", lambda y: np.full_like(y, 2.0)),  # all above the range
+        ("logistic", lambda y: np.r_[y[:-1], -0.5]),  # one below it
+        ("softplus", lambda y: -y),  # negative targets
+        ("softplus", lambda y: np.r_[y[:-1], -1e-3]),
+    ],
+)
+@pytest.mark.parametrize("settings", [GIVEN_LINK, {}], ids=["given", "auto"])
+def test_targets_outside_the_link_range_are_refused(link, targets, settings):
+    """A target no output reaches: a ValueError naming y and the link, never a fit that
+    predicts the range's edge."""
+    X, y, _ = proportions(6, 40)
+    with pytest.raises(ValueError, match=rf"y has values outside the range .* link='{link}'"):
+        SubquantileKernelRegressor(link=link, **settings).fit(X, targets(y))
+
+
+def test_targets_at_the_edge_of_the_range_fit():
+    X, y, _ = proportions(7, 40)
+    y = np.r_[0.0, 1.0, y[2:]]  # proportions of 0 and 1 are reachable limits
+    model = SubquantileKernelRegressor(link="logistic", **GIVEN_LINK).fit(X, y)
+    assert np.all((model.predict(X) > 0) & (model.predict(X) < 1))
+    positive = SubquantileKernelRegressor(link="softplus", **GIVEN_LINK).fit(X, np.r_[0.0, y[1:]])
+    assert np.all(np.isfinite(positive.predict(X)))
+
+
+@pytest.mark.parametrize(
+    ("pair", "message"),
+    [
+        ((lambda F: F * np.nan, lambda F: np.ones_like(F)), r"omega\(F\) is not finite"),
+        ((lambda F: expit(F), lambda F: np.where(F > 10, np.inf, 1.0)), r"omega'\(F\) is not"),
+        ((lambda F: 1.0, lambda F: 1.0), r"omega\(F\) must return an array of F's shape"),
+        ((lambda F: expit(F), lambda F: F[:3]), r"omega'\(F\) must return an array"),
+        ((lambda F: expit(F), lambda F: "slope"), r"omega'\(F\) failed"),
+    ],
+    ids=["nan", "inf-slope", "scalar", "wrong-shape", "not-numeric"],
+)
+def test_a_link_given_as_functions_is_checked_at_fit(pair, message):
+    """A pair (omega, omega') that is not finite, not vectorized or not numeric is refused at
+    fit, naming the function, instead of failing later (in the solver or at predict)."""
+    X, y, _ = proportions(8, 30)
+    with pytest.raises(ValueError, match=message):
+        SubquantileKernelRegressor(link=pair, **GIVEN_LINK).fit(X, y)
+
+
 NEGATIVE_TARGETS = (
-    "the check's targets are standardized (half of them negative) and the softplus link "
-    "predicts positive values only, so the fit's R^2 is below the check's bound"
+    "the check's multi-output targets ignore the positive_only tag (half of them negative); the "
+    "softplus link reaches positive values only and refuses them with a ValueError naming y"
 )
 
 
 @parametrize_with_checks(
     [SubquantileKernelRegressor(0.1, alpha=0.1, gamma=0.5, link="softplus")],
     expected_failed_checks=lambda estimator: {
-        "check_regressors_train": NEGATIVE_TARGETS,
+        "check_regressor_multioutput": NEGATIVE_TARGETS,
     },
 )
 def test_sklearn_compatible(estimator, check):

@@ -35,6 +35,35 @@ def check_finite(values: np.ndarray, what: str = NON_FINITE_KERNEL) -> None:
         raise non_finite_error(what)
 
 
+# Kernel entries beyond this overflow the sums of products a fit forms (Cholesky, K @ w):
+# features of order 1e50 and more under an unbounded kernel (linear, polynomial, sigmoid).
+KERNEL_MAGNITUDE_LIMIT = 1e100
+
+
+def check_fit_kernel(K: np.ndarray, X: Any, kernel: KernelSpec) -> None:
+    """A fit's check of its kernel matrix: finite (:func:`check_finite`), and entries small
+    enough for float64 sums of products (:data:`KERNEL_MAGNITUDE_LIMIT`). A named kernel that
+    overflows or grows beyond the limit gets a message naming the feature scale."""
+    with np.errstate(invalid="ignore"):
+        largest = float(np.max(np.abs(K))) if np.size(K) else 0.0
+    named = isinstance(kernel, str) and kernel != "precomputed"
+    if np.isfinite(largest) and largest <= KERNEL_MAGNITUDE_LIMIT:
+        return
+    if not named:
+        check_finite(K)
+        raise ValueError(
+            f"The kernel matrix has entries of {largest:.1e}: sums of their products overflow "
+            "float64; scale the kernel (or the features it is computed from)."
+        )
+    size = "beyond float64" if not np.isfinite(largest) else f"of {largest:.1e}"
+    raise ValueError(
+        f"The {kernel} kernel matrix has entries {size} (features up to "
+        f"{float(abs(X).max()):.1e} in magnitude): sums of their products overflow float64. "
+        "Scale the features (e.g. sklearn.preprocessing.StandardScaler or RobustScaler) or use "
+        "a bounded kernel such as 'rbf'."
+    )
+
+
 def kernel_params(
     kernel: KernelSpec,
     gamma: float | None,

@@ -180,13 +180,16 @@ class Link:
     """A link omega of the generalized linear model y ~ omega(f(x)), with its derivatives.
 
     ``second`` (omega'') may be None: it is then taken by central differences of ``derivative``
-    where a smoothness bound needs it.
+    where a smoothness bound needs it. ``low`` and ``high`` bound the targets the link can reach
+    (omega's range, closed: a proportion may be 0 or 1); a link given as functions has none.
     """
 
     name: str
     inverse: Callable[[np.ndarray], np.ndarray]
     derivative: Callable[[np.ndarray], np.ndarray]
     second: Callable[[np.ndarray], np.ndarray] | None = None
+    low: float = -np.inf
+    high: float = np.inf
 
     def second_derivative(self, F: np.ndarray) -> np.ndarray:
         if self.second is not None:
@@ -207,8 +210,8 @@ def _sigmoid_slope(F: np.ndarray) -> np.ndarray:
 
 LINKS: dict[str, Link] = {
     "identity": Link("identity", lambda F: F, np.ones_like, np.zeros_like),
-    "logistic": Link("logistic", expit, _sigmoid_slope, _logistic_second),
-    "softplus": Link("softplus", lambda F: np.logaddexp(0.0, F), expit, _sigmoid_slope),
+    "logistic": Link("logistic", expit, _sigmoid_slope, _logistic_second, low=0.0, high=1.0),
+    "softplus": Link("softplus", lambda F: np.logaddexp(0.0, F), expit, _sigmoid_slope, low=0.0),
 }
 """The named links: omega(f) = f, 1 / (1 + e^-f) (targets in (0, 1)), log(1 + e^f) (positive
 targets)."""
@@ -216,6 +219,30 @@ targets)."""
 # Outputs over which the smoothness bound of a link is taken: beyond |f| = 40 the named links
 # are flat or linear to double precision, and a fit that reaches them has diverged anyway.
 CURVATURE_GRID = np.linspace(-40.0, 40.0, 8001)
+
+
+def _link_values(
+    function: Callable[[np.ndarray], np.ndarray], F: np.ndarray, name: str
+) -> np.ndarray:
+    """``function(F)``, checked: a finite float array of F's shape (a link's functions must be
+    vectorized); ValueError naming the link function otherwise."""
+    with np.errstate(all="ignore"):
+        try:
+            values = np.asarray(function(F), dtype=float)
+        except (TypeError, ValueError, ArithmeticError) as error:
+            raise ValueError(f"link: {name}(F) failed on an array of outputs F: {error}") from error
+    if values.shape != F.shape:
+        raise ValueError(
+            f"link: {name}(F) must return an array of F's shape {F.shape} (a vectorized "
+            f"function), got shape {values.shape}."
+        )
+    if not np.all(np.isfinite(values)):
+        bad = F[~np.isfinite(values)][0]
+        raise ValueError(
+            f"link: {name}(F) is not finite at F = {bad:g}; a link must be finite on the "
+            f"outputs [{F.min():g}, {F.max():g}]."
+        )
+    return values
 
 
 @dataclass(frozen=True)
@@ -233,11 +260,34 @@ class LinkSquaredLoss(Loss):
 
     @classmethod
     def for_targets(cls, link: Link, Y: np.ndarray) -> LinkSquaredLoss:
-        """The loss with its smoothness bound for targets ``Y`` (the gradient solvers' step)."""
+        """The loss with its smoothness bound for targets ``Y`` (the gradient solvers' step).
+
+        Raises
+        ------
+        ValueError
+            If a target lies outside the link's range (no output reaches it), or if the link's
+            functions do not return finite arrays of their argument's shape on the outputs
+            ``CURVATURE_GRID`` (a link given as functions).
+        """
+        outside = (Y < link.low) | (Y > link.high)
+        if outside.any():
+            raise ValueError(
+                f"y has values outside the range [{link.low:g}, {link.high:g}] of "
+                f"link={link.name!r} (e.g. {float(Y[outside][0]):g}): no model output reaches "
+                "them. Use the identity link, or transform the targets into the link's range."
+            )
         grid = CURVATURE_GRID
-        omega, slope = link.inverse(grid), link.derivative(grid)
+        omega, slope = _link_values(link.inverse, grid, "omega"), _link_values(
+            link.derivative, grid, "omega'"
+        )
+        second = _link_values(link.second_derivative, grid, "omega''")
         reach = np.maximum(np.abs(omega - Y.min()), np.abs(omega - Y.max()))
-        bound = 2.0 * np.max(slope**2 + reach * np.abs(link.second_derivative(grid)))
+        bound = 2.0 * np.max(slope**2 + reach * np.abs(second))
+        if not np.isfinite(bound):
+            raise ValueError(
+                f"link={link.name!r}: the smoothness bound of the loss over the targets' range "
+                "overflows; scale the targets."
+            )
         return cls(curvature=float(bound), link=link)
 
     def loss(self, F: np.ndarray, Y: np.ndarray) -> np.ndarray:

@@ -377,6 +377,8 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
+        # the named links other than the identity reach non-negative targets only
+        tags.target_tags.positive_only = isinstance(self.link, str) and self.link != "identity"
         return tags
 
     def _row_losses(self, X: Any, y: np.ndarray) -> np.ndarray:

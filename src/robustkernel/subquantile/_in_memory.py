@@ -37,7 +37,7 @@ from .._fractions import n_kept
 from .._kernel_model.estimator import EncodedTarget
 from .._kernel_model.kernels import (
     NON_FINITE_FEATURES,
-    check_finite,
+    check_fit_kernel,
     compute_kernel,
     kernel_params,
     non_finite_error,
@@ -133,6 +133,7 @@ class InMemoryFit:
             # would be kept again, and clean rows trimmed in its place.
             first = self._fit_at("auto", candidates, None)
             epsilon, estimated = first.epsilon, first.kept
+            del first  # its kernel matrix: the second fit builds its own
         return self._result(self._fit_at(epsilon, candidates, estimated))
 
     def _fit_at(
@@ -251,7 +252,8 @@ class InMemoryFit:
             if settings.device is None:
                 self.check_memory(X.shape[0])
                 K = compute_kernel(X, None, settings.kernel, params)
-                check_finite(K)
+                check_fit_kernel(K, X, settings.kernel)
+                common["alpha"] = resolvable_alpha(alpha, float(np.trace(K)))
             else:
                 K = load_torch_backend().DeviceKernel.compute(
                     X, settings.kernel, params, settings.device
@@ -272,6 +274,7 @@ class InMemoryFit:
             raise non_finite_error(NON_FINITE_FEATURES) from error
         Z = transform_in_chunks(feature_map, X, np.dtype(settings.dtype))
         self._check_landmark_kernel(feature_map, params, common)
+        common["alpha"] = resolvable_alpha(alpha, float(np.sum(np.square(Z, dtype=float))))
         return FeatureProblem(Z=Z, **common), feature_map
 
     def _check_landmark_kernel(
@@ -291,12 +294,13 @@ class InMemoryFit:
             K = X[np.ix_(landmarks, landmarks)]
         else:
             K = compute_kernel(X[landmarks], None, kernel, params)
-        check_finite(K)
+        check_fit_kernel(K, X, kernel)
         landmark_common = {
             **common,
             "Y": common["Y"][landmarks],
             "k": landmarks.size,
             "floors": None,
+            "alpha": resolvable_alpha(common["alpha"], float(np.trace(K))),
         }
         self.task.exact_fitter(Problem(K=np.asarray(K, dtype=float), **landmark_common))
 
@@ -536,12 +540,17 @@ def _fit_rows(
 
     Weights other than 1 give the weighted subquantile: epsilon, alpha and gamma "auto", and
     the trim of refine="reject", are chosen by the fit without weights (which sees each row
-    once); the weighted fit then runs the alternating solver with its alpha and gamma,
-    refine=None, trimming the weight of the rows it trimmed.
+    once); the weighted fit then runs the alternating solver with its gamma, its alpha times
+    the mean weight (the same penalty per unit of weight: uniform weights give the fit without
+    weights, whatever their scale) or the given alpha, refine=None, trimming the weight of the
+    rows it trimmed. Weights of extreme magnitude are fitted divided by a power of two, with
+    alpha divided by the same (the same minimizer, exactly), so that no sum overflows.
     """
     target = task.encode(y, settings.params, settings.estimator)
     if weights is None or np.all(weights == 1.0):
         return InMemoryFit(settings, task, X, target, check_memory).run()
+    scale = _weight_scale(weights)
+    weights = weights / scale  # exact: a power of two
     chosen = None
     weighted = settings.replace(refine=None)
     automatic = [name for name in ("epsilon", "alpha", "gamma") if settings.is_auto(name)]
@@ -549,13 +558,41 @@ def _fit_rows(
         chosen = InMemoryFit(settings.replace(verbose=0), task, X, target, check_memory).run()
         # the weight of the rows it trimmed: the trim in the weighted fit's units
         trimmed = float(weights[~chosen.inlier_mask].sum() / weights.sum())
+        alpha = chosen.alpha
+        if settings.is_auto("alpha"):  # the same penalty per unit of weight
+            alpha *= float(np.mean(weights)) * scale
         weighted = weighted.replace(
-            epsilon=min(trimmed, _auto_epsilon.MAX_EPSILON), alpha=chosen.alpha, gamma=chosen.gamma
+            epsilon=min(trimmed, _auto_epsilon.MAX_EPSILON), alpha=alpha, gamma=chosen.gamma
         )
-    result = InMemoryFit(weighted, task, X, target, check_memory, weights).run()
+    inner = weighted.replace(alpha=float(weighted.alpha) / scale)
+    result = InMemoryFit(inner, task, X, target, check_memory, weights).run()
+    with np.errstate(over="ignore"):
+        history = result.objective_history * scale
+        kept = result.row_weights * scale  # each row's kept weight, in the given units
+    result = replace(
+        result, alpha=float(weighted.alpha), objective_history=history, row_weights=kept
+    )
     if automatic:
         result = replace(result, hyperparameter_scores=chosen.hyperparameter_scores)
     return result
+
+
+def _weight_scale(weights: np.ndarray) -> float:
+    """A power of two near the largest weight, by which the weighted fit divides the weights
+    (and alpha): sums of weights and of weighted losses stay far from overflow and underflow.
+    1 for integer weights up to 2^50, whose subquantile keeps whole repeated rows."""
+    exponent = int(np.floor(np.log2(weights.max())))
+    if exponent <= 50 and np.all(weights == np.round(weights)):
+        return 1.0
+    return float(2.0**exponent)
+
+
+def resolvable_alpha(alpha: float, trace: float) -> float:
+    """alpha, or the smallest ridge float64 resolves on a Gram matrix of this trace where alpha
+    is below it: 10 eps tr(K). A smaller ridge is lost to rounding (a positive semidefinite
+    kernel then factorizes as indefinite); raising it to this level changes the fit by less than
+    the rounding does (for an RBF kernel on n rows the level is 2.2e-15 n)."""
+    return max(alpha, 10.0 * np.finfo(float).eps * trace)
 
 
 def load_torch_backend() -> ModuleType:

@@ -43,13 +43,15 @@ class ClassFloors:
     @classmethod
     def half_of_each_class(cls, Y: np.ndarray, weights: np.ndarray | None = None) -> ClassFloors:
         """Floors of ceil(n_c / 2) for the encoded labels ``Y`` ({0, 1} column or one-hot);
-        with row ``weights``, half of each class's weight (rounded up: integer weights give the
+        with row ``weights``, half of each class's weight (rounded up for integer weights: the
         floors of the rows repeated)."""
         labels = class_indices(Y)
-        if weights is not None:
-            return cls(labels, np.ceil(np.round(np.bincount(labels, weights=weights) / 2.0, 12)))
-        counts = np.bincount(labels)
-        return cls(labels, (counts + 1) // 2)
+        if weights is None:
+            return cls(labels, (np.bincount(labels) + 1) // 2)
+        halves = np.bincount(labels, weights=weights) / 2.0
+        if np.all(weights == np.round(weights)):  # whole rows: rounded up, as the repeated rows
+            halves = np.ceil(halves)
+        return cls(labels, halves)
 
     def protect(self, kept: np.ndarray, dropped: np.ndarray, losses: np.ndarray) -> np.ndarray:
         """``dropped`` without the rows whose removal from ``kept`` would break a floor.
@@ -104,8 +106,9 @@ def weighted_subquantile(
     total = losses.shape[0] if weights is None else np.asarray(weights, dtype=float).sum()
     if weights is None or np.all(weights == np.round(weights)):
         needed = float(n_kept(round(total), epsilon))
-    else:
-        needed = round((1.0 - epsilon) * total, 12)
+    else:  # to 12 significant digits of the total: sums of real weights carry rounding noise
+        unit = 2.0 ** np.floor(np.log2(total))
+        needed = round((1.0 - epsilon) * total / unit, 12) * unit
     return kept_weights(losses, needed, weights, floors)
 
 

@@ -50,7 +50,13 @@ def unique_rows(X: Any, y: np.ndarray, weights: np.ndarray | None = None) -> Uni
         _, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
     inverse = np.asarray(inverse).ravel()
     per_row = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
-    totals = np.bincount(inverse, weights=per_row, minlength=first.size)
+    with np.errstate(over="ignore"):
+        totals = np.bincount(inverse, weights=per_row, minlength=first.size)
+    if not np.all(np.isfinite(totals)):
+        raise ValueError(
+            "sample_weight: the weights of identical rows add up beyond the largest float; "
+            "divide every weight by a common factor (the fit depends on their ratios and alpha)."
+        )
     return UniqueRows(np.asarray(first), inverse, totals)
 
 
@@ -94,6 +100,8 @@ def spread_kept_weight(
     (as the subquantile of the repeated rows keeps the first copies at a tie)."""
     n = unique.inverse.size
     per_row = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    unit = 2.0 ** np.floor(np.log2(per_row.max()))  # exact: sums of huge weights stay finite
+    per_row, kept = per_row / unit, kept / unit
     order = np.argsort(unique.inverse, kind="stable")
     groups = unique.inverse[order]
     cumulative = np.cumsum(per_row[order])
@@ -101,4 +109,4 @@ def spread_kept_weight(
     before = cumulative - per_row[order] - (cumulative - per_row[order])[starts][groups]
     share = np.empty(n)
     share[order] = np.clip(kept[groups] - before, 0.0, per_row[order])
-    return share
+    return share * unit
