@@ -383,7 +383,8 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
 
     def _row_losses(self, X: Any, y: np.ndarray) -> np.ndarray:
         residuals = self.predict(X) - y
-        return np.sum(residuals.reshape(residuals.shape[0], -1) ** 2, axis=1)
+        with np.errstate(over="ignore"):  # beyond ~1e154 the square is inf, as in the fit
+            return np.sum(residuals.reshape(residuals.shape[0], -1) ** 2, axis=1)
 
 
 class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSubquantile):

@@ -442,10 +442,10 @@ class InMemoryFit:
             threshold = (BIWEIGHT_C * refinement.scale) ** 2
             row_weights = refinement.weights
         with np.errstate(over="ignore"):  # losses of targets beyond 1e154 overflow to inf
-            squared_scale = np.float64(scale) ** 2
-            scores = losses * squared_scale
-            threshold = float(threshold * squared_scale)
-            history = np.asarray(result.history) * squared_scale
+            scale = np.float64(scale)  # twice by the scale: a loss of 0 stays 0, never 0 x inf
+            scores = losses * scale * scale
+            threshold = float(threshold * scale * scale)
+            history = np.asarray(result.history) * scale * scale
         return FitResult(
             coef=w * scale,
             intercept=np.atleast_1d(b * scale),

@@ -216,6 +216,9 @@ class FeatureRidgeSubsetFitter:
         )
 
 
+DECOUPLED_RIDGE = 1e150  # alpha / weight beyond it: the row's coefficient is 0 to float precision
+
+
 def weighted_kernel_ridge(
     problem: Problem, weights: np.ndarray, alpha: float
 ) -> tuple[Coefficients, np.ndarray, np.ndarray]:
@@ -224,7 +227,10 @@ def weighted_kernel_ridge(
     K_SS + alpha W_S^-1 and the solution of that system for :func:`ridge_rhs`."""
     rows = weights > 0
     block = problem.K[np.ix_(rows, rows)]
-    block.flat[:: block.shape[0] + 1] += alpha / weights[rows]
+    # a row of weight below ~1e-150 alpha decouples to float precision: its ridge is capped
+    # there instead of overflowing
+    with np.errstate(over="ignore"):
+        block.flat[:: block.shape[0] + 1] += np.minimum(alpha / weights[rows], DECOUPLED_RIDGE)
     lower = cholesky(block, lower=True)
     solution = cho_solve((lower, True), ridge_rhs(problem, rows))
     return ridge_coefficients(problem, rows, solution), lower, solution
