@@ -1,8 +1,11 @@
-"""docs/architecture.md matches the package tree, and the sources cite papers, not the tracker."""
+"""docs/architecture.md matches the package tree, the sources cite papers, not the tracker, and
+imports between the package's units point down the layer table."""
 
 from __future__ import annotations
 
+import ast
 import re
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -59,3 +62,161 @@ def test_sources_cite_papers_not_the_spec_or_issues(pattern):
         if re.search(pattern, line)
     ]
     assert not offenders, offenders
+
+
+# -- import direction ------------------------------------------------------------------------
+#
+# A unit is a sub-package folder (``subquantile``) or a top-level module (``_version``) of
+# ``robustkernel``; ``__init__`` is the package's own ``__init__.py``. A module may import from
+# its own unit (siblings of one sub-package import each other freely) or from a unit of lower
+# rank, never upward and never sideways: a new unit fails ``test_every_unit_has_a_layer`` until
+# it is placed here (and in docs/architecture.md).
+LAYERS: dict[str, int] = {
+    # leaves: import nothing from the package
+    "_version": 0,
+    "_fractions": 0,
+    "_atomic": 0,
+    "_memory": 0,
+    "_report": 0,
+    # the version stamp of every estimator's pickled state (reads _version)
+    "_version_stamp": 1,
+    # the kernel model that SubQ and the baselines share
+    "_kernel_model": 2,
+    # engine 1
+    "subquantile": 3,
+    # built on SubQ: engine 2 (its robust start and trimmed fits use SubquantileKernelRegressor),
+    # the meta-estimators, the networks, the peers
+    "metric_kernel_ridge": 4,
+    "meta": 4,
+    "nn": 4,
+    "baselines": 4,
+    # around the estimators: data, contamination, scores, model files
+    "corruption": 5,
+    "metrics": 5,
+    "persistence": 5,
+    "datasets": 5,
+    # the papers' tables (the `reproduce` command runs them)
+    "reproduce": 6,
+    # the command line: subcommands, then the entry point
+    "commands": 7,
+    "cli": 8,
+    # the public package: nothing inside imports it
+    "__init__": 9,
+}
+
+NAME = PACKAGE.name
+
+
+def module_name(path: Path) -> str:
+    """``robustkernel.subquantile._base`` for ``subquantile/_base.py``; a package's
+    ``__init__.py`` is the package itself (``robustkernel.subquantile``)."""
+    parts = (NAME, *path.relative_to(PACKAGE).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@cache
+def package_modules() -> dict[str, Path]:
+    return {
+        module_name(path): path for path in PACKAGE.rglob("*.py") if "__pycache__" not in path.parts
+    }
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every package module that the file at ``path`` imports, anywhere in it (at the top, in a
+    function, lazily). ``from . import name`` counts as importing the submodule ``name`` when there
+    is one, otherwise the package it names; ``from .a.b import c`` imports ``a.b``."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    modules = package_modules()
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                module = ".".join([*base, node.module] if node.module else base)
+            else:
+                module = node.module or ""
+            targets = [
+                f"{module}.{alias.name}" if f"{module}.{alias.name}" in modules else module
+                for alias in node.names
+            ]
+        else:
+            continue
+        found |= {target for target in targets if target == NAME or target.startswith(NAME + ".")}
+    return found
+
+
+def unit(module: str) -> str:
+    """The layer-table key of a module: its first name under the package."""
+    parts = module.split(".")
+    return "__init__" if len(parts) == 1 else parts[1]
+
+
+@cache
+def import_edges() -> frozenset[tuple[str, str]]:
+    """(importer, imported) for every import of a package module by a package module."""
+    return frozenset(
+        (name, target)
+        for name, path in package_modules().items()
+        for target in imported_modules(path)
+        if target != name
+    )
+
+
+def test_import_collector_sees_relative_absolute_and_lazy_imports():
+    edges = import_edges()
+    assert ("robustkernel.commands._fit_report", "robustkernel._report") in edges  # from .. import
+    assert ("robustkernel._version_stamp", "robustkernel._version") in edges  # from ._version
+    # inside a function: the lazy device lookup of the networks
+    assert ("robustkernel.nn._mlp", "robustkernel.subquantile._torch_backend") in edges
+    assert ("robustkernel.metric_kernel_ridge._cv", "robustkernel.subquantile") in edges
+
+
+def test_every_unit_has_a_layer():
+    units = {unit(name) for name in package_modules()}
+    unplaced = sorted(units - LAYERS.keys())
+    assert not unplaced, f"units missing from LAYERS in tests/test_architecture.py: {unplaced}"
+    stale = sorted(LAYERS.keys() - units)
+    assert not stale, f"LAYERS names units that do not exist: {stale}"
+
+
+def test_imports_point_down_the_layers():
+    upward = sorted(
+        f"{importer} ({unit(importer)}, rank {LAYERS.get(unit(importer))}) imports {imported} "
+        f"({unit(imported)}, rank {LAYERS.get(unit(imported))})"
+        for importer, imported in import_edges()
+        if unit(importer) != unit(imported)
+        and (
+            unit(importer) not in LAYERS
+            or unit(imported) not in LAYERS
+            or LAYERS[unit(imported)] >= LAYERS[unit(importer)]
+        )
+    )
+    assert not upward, "imports that do not point to a lower layer:\n" + "\n".join(upward)
+
+
+def test_nothing_inside_imports_the_package_init():
+    offenders = sorted(importer for importer, imported in import_edges() if imported == NAME)
+    assert not offenders, (
+        f"modules importing the package __init__ (import a submodule): {offenders}"
+    )
+
+
+def test_the_version_module_is_a_leaf():
+    assert not imported_modules(PACKAGE / "_version.py")
+
+
+def test_metric_kernel_ridge_builds_on_subquantile_never_the_reverse():
+    edges = import_edges()
+    assert any(
+        unit(importer) == "metric_kernel_ridge" and unit(imported) == "subquantile"
+        for importer, imported in edges
+    ), "metric_kernel_ridge no longer uses SubquantileKernelRegressor: update LAYERS and this test"
+    reverse = sorted(
+        (importer, imported)
+        for importer, imported in edges
+        if unit(importer) == "subquantile" and unit(imported) == "metric_kernel_ridge"
+    )
+    assert not reverse, f"subquantile imports metric_kernel_ridge: {reverse}"

@@ -263,6 +263,36 @@ def test_factories():
         BASELINES["svm"](fit_intercept=False)
 
 
+KERNEL_ARGUMENTS = {
+    "alpha": 0.25,
+    "kernel": "poly",
+    "gamma": 0.5,
+    "degree": 2,
+    "coef0": 0.75,
+    "kernel_params": {"unused": 1},
+    "fit_intercept": False,
+}
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [
+        CRRKernelRegressor,
+        STIRKernelRegressor,
+        TorrentGDKernelRegressor,
+        SeverKernelRegressor,
+        SeverKernelClassifier,
+        TiltedKernelRegressor,
+        TiltedKernelClassifier,
+    ],
+)
+def test_constructors_store_every_kernel_argument_under_its_name(cls):
+    """The shared setter of the kernel arguments keeps each under its own name."""
+    params = cls(**KERNEL_ARGUMENTS).get_params()
+    assert {key: params[key] for key in KERNEL_ARGUMENTS} == KERNEL_ARGUMENTS
+    assert params.keys() == set(cls._get_param_names())
+
+
 @pytest.mark.parametrize(
     "estimator",
     [

@@ -107,8 +107,6 @@ def test_plain_pickles_carry_the_version_and_warn_under_another(monkeypatch):
     """Without save_model: the pickled state holds the version (as scikit-learn's does)."""
     import pickle
 
-    import robustkernel
-
     model = fitted("robust metric")
     assert model.__getstate__()["_robustkernel_version"] == __version__
     data = pickle.dumps(model)
@@ -116,21 +114,30 @@ def test_plain_pickles_carry_the_version_and_warn_under_another(monkeypatch):
         warnings.simplefilter("error", ModelVersionWarning)
         loaded = pickle.loads(data)  # same version: silent
     assert_same_model(loaded, model)
-    monkeypatch.setattr(robustkernel, "__version__", "9.9.9")
+    monkeypatch.setattr("robustkernel._version_stamp.__version__", "9.9.9")
     with pytest.warns(ModelVersionWarning, match=r"pickled by robustkernel 0\.1.* 9\.9\.9"):
         pickle.loads(data)
 
 
 def test_load_model_warns_once_for_another_version(tmp_path, monkeypatch):
-    import robustkernel
-
     path = save_model(fitted("regressor"), tmp_path / "m.joblib")
-    monkeypatch.setattr(robustkernel, "__version__", "9.9.9")
+    monkeypatch.setattr("robustkernel._version_stamp.__version__", "9.9.9")
     monkeypatch.setattr("robustkernel.persistence.__version__", "9.9.9")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         load_model(path)
     assert len([w for w in caught if issubclass(w.category, ModelVersionWarning)]) == 1
+
+
+def test_version_lives_in_the_leaf_module():
+    """One version source: the package, persistence and the pickled stamp all show _version's."""
+    import robustkernel
+    from robustkernel import _version, _version_stamp, persistence
+
+    assert robustkernel.__version__ == _version.__version__ == __version__
+    assert persistence.__version__ == _version_stamp.__version__ == _version.__version__
+    assert persistence.ModelVersionWarning is _version.ModelVersionWarning
+    assert issubclass(ModelVersionWarning, UserWarning)
 
 
 def test_metric_components_from_before_the_row_layout_are_transposed_on_load():

@@ -1,5 +1,6 @@
 """robustkernel: kernel methods that stay right when a fraction of the training data is wrong."""
 
+from ._version import __version__
 from .meta import SubquantileClassifier, SubquantileRegressor
 from .metric_kernel_ridge import (
     MetricKernelLogisticRegression,
@@ -10,8 +11,6 @@ from .metric_kernel_ridge import (
 )
 from .nn import SubquantileMLPClassifier, SubquantileMLPRegressor
 from .subquantile import SubquantileKernelClassifier, SubquantileKernelRegressor
-
-__version__ = "0.1.0.dev0"
 
 __all__ = [
     "MetricKernelLogisticRegression",

@@ -8,10 +8,13 @@ Two formats, chosen by the file suffix:
 
 * ``.skops`` (needs the optional extra, ``pip install robustkernel[skops]``): skops' safe
   format. Before anything in the file is built, loading checks every type it names: besides
-  skops' trusted defaults (NumPy, SciPy, scikit-learn, Python built-ins) only the classes of
-  :data:`SKOPS_TRUSTED_TYPES` (the library's estimators and the feature maps they hold) are
-  accepted; any other type, another ``robustkernel.*`` name included, makes :func:`load_model`
-  raise ValueError. A tampered file cannot run code.
+  skops' trusted defaults (NumPy, SciPy, scikit-learn estimators, Python built-ins) only the
+  classes of :data:`SKOPS_TRUSTED_TYPES` (the library's estimators, the feature maps they hold,
+  and the scikit-learn internals of the default inner estimators) are accepted; any other type,
+  another ``robustkernel.*`` name included, makes :func:`load_model` raise ValueError. A
+  tampered file cannot run code. :func:`save_model` applies the same check to what it is about
+  to write: a model that :func:`load_model` would refuse (e.g. a meta-estimator around a random
+  forest, whose trees skops does not trust) is not written, and the error names the types.
 * anything else: a joblib pickle. **Unsafe**: like every pickle it can run arbitrary code when
   loaded; load only files you made yourself. The command line loads a pickle only with
   ``robustkernel predict --trust-pickle``.
@@ -28,8 +31,8 @@ from typing import Any
 
 import joblib
 
-from . import __version__
 from ._atomic import atomic_path
+from ._version import ModelVersionWarning, __version__
 
 FORMAT = "robustkernel-model"
 SKOPS_SUFFIX = ".skops"
@@ -41,11 +44,16 @@ SKOPS_SUFFIX = ".skops"
 # epsilon="auto", every solver), bare and inside the Pipeline(RobustScaler(), ...) of
 # ``robustkernel fit`` or the TransformedTargetRegressor of ``learn-metric``, and collecting
 # skops.io.get_untrusted_types of each dump; no NumPy or scikit-learn type beyond skops'
-# defaults was needed. The meta-estimators hold the user's estimator: types it needs beyond
-# skops' defaults (e.g. the TreePredictor of histogram gradient boosting) are refused by name,
-# and such a model is saved as .joblib. tests/test_faults_security.py round-trips every
-# configuration, so a class missing here fails a test. Never add a function, a module or a
-# prefix: skops calls trusted names with arguments taken from the file.
+# defaults was needed, except by the meta-estimators' default inner estimators (histogram
+# gradient boosting holds its trees as TreePredictor objects: skops builds one with
+# ``TreePredictor.__new__`` and sets its arrays as attributes, calling nothing with data from
+# the file). The meta-estimators hold the user's estimator: any other type it needs beyond
+# skops' defaults (e.g. sklearn.tree._tree.Tree of a random forest) is refused by name, by
+# save_model before it writes anything, and such a model is saved as .joblib.
+# tests/test_faults_security.py and tests/test_faults_meta.py round-trip every configuration
+# and every public estimator with its defaults, so a class missing here fails a test. Never add
+# a function, a module or a prefix: skops calls trusted names with arguments taken from the
+# file.
 SKOPS_TRUSTED_TYPES: frozenset[str] = frozenset(
     {
         "robustkernel.baselines._crr.CRRKernelRegressor",
@@ -66,6 +74,8 @@ SKOPS_TRUSTED_TYPES: frozenset[str] = frozenset(
         "robustkernel.subquantile._estimators.SubquantileKernelClassifier",
         "robustkernel.subquantile._estimators.SubquantileKernelRegressor",
         "robustkernel.subquantile._features.PrecomputedNystroem",
+        # HistGradientBoostingRegressor / Classifier, the meta-estimators' default estimators
+        "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor",
     }
 )
 # What unpickling (or unzipping) a file that is not a model can raise.
@@ -79,10 +89,6 @@ UNREADABLE = (
     AttributeError,
     ImportError,
 )
-
-
-class ModelVersionWarning(UserWarning):
-    """The model file was written by another version of robustkernel."""
 
 
 def save_model(model: Any, path: str | os.PathLike[str]) -> Path:
@@ -103,6 +109,15 @@ def save_model(model: Any, path: str | os.PathLike[str]) -> Path:
     path : Path
         The file written.
 
+    Raises
+    ------
+    ValueError
+        A ``*.skops`` path and a model that names types :func:`load_model` refuses (outside
+        skops' defaults and :data:`SKOPS_TRUSTED_TYPES`; the message lists them): nothing is
+        written. Save such a model as ``*.joblib``.
+    ImportError
+        A ``*.skops`` path and skops is not installed.
+
     Examples
     --------
     >>> import tempfile, numpy as np
@@ -118,11 +133,21 @@ def save_model(model: Any, path: str | os.PathLike[str]) -> Path:
     """
     path = Path(path)
     payload = {"format": FORMAT, "version": __version__, "model": model}
+    if _is_skops(path):
+        skops_io = _skops_io()
+        data = skops_io.dumps(payload)
+        refused = _refused_types(skops_io.get_untrusted_types(data=data))
+        if refused:
+            raise ValueError(
+                f"{os.fspath(path)!r} not written: the model holds types that load_model does "
+                f"not trust in a .skops file, so it could not be loaded: {refused}. Save it as "
+                ".joblib instead (a pickle: load only files you made yourself)."
+            )
+        with atomic_path(path) as temporary:
+            temporary.write_bytes(data)
+        return path
     with atomic_path(path) as temporary:
-        if _is_skops(path):
-            _skops_io().dump(payload, temporary)
-        else:
-            joblib.dump(payload, temporary)
+        joblib.dump(payload, temporary)
     return path
 
 
@@ -203,11 +228,16 @@ def _skops_io() -> Any:
     return skops.io
 
 
+def _refused_types(untrusted: list[str]) -> list[str]:
+    """The types of ``untrusted`` (skops' ``get_untrusted_types``) outside the allow-list."""
+    return sorted(set(untrusted) - SKOPS_TRUSTED_TYPES)
+
+
 def _load_skops(path: Path) -> Any:
     """Load with skops, after refusing every type outside its defaults and the allow-list."""
     skops_io = _skops_io()
     untrusted = skops_io.get_untrusted_types(file=path)
-    refused = sorted(set(untrusted) - SKOPS_TRUSTED_TYPES)
+    refused = _refused_types(untrusted)
     if refused:
         raise ValueError(
             f"{os.fspath(path)!r} names types that a robustkernel model does not contain; "

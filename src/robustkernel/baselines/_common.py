@@ -7,12 +7,15 @@ arguments and the same fitted ``dual_coef_``, ``intercept_`` and ``X_fit_``.
 
 from __future__ import annotations
 
-from typing import Any
+from numbers import Integral, Real
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from sklearn.base import ClassifierMixin
+from sklearn.utils._param_validation import Interval
 
+from .._fractions import n_kept
 from .._kernel_model.estimator import (
     KERNEL_CONSTRAINTS,
     KernelModel,
@@ -28,6 +31,7 @@ __all__ = [
     "KernelBaseline",
     "KernelBaselineClassifier",
     "KernelBaselineRegressor",
+    "TrimmedBaselineRegressor",
     "WeightedKernelRidge",
 ]
 
@@ -64,6 +68,29 @@ class KernelBaseline(KernelModel):
         check_finite(K)
         return X, K, Y, loss
 
+    def _set_kernel_parameters(
+        self,
+        alpha: float,
+        kernel: str | Any,
+        gamma: float | None,
+        degree: float,
+        coef0: float,
+        kernel_params: dict[str, Any] | None,
+        fit_intercept: bool,
+    ) -> None:
+        """Store the kernel arguments of ``__init__`` unchanged (scikit-learn's rule).
+
+        Every baseline lists them in its own ``__init__`` signature, from which scikit-learn
+        reads the parameters, and passes them here in this order.
+        """
+        self.alpha = alpha
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.fit_intercept = fit_intercept
+
 
 class KernelBaselineRegressor(KernelRegressorMixin, KernelBaseline):
     """Kernel baseline for a single real target (squared loss)."""
@@ -71,6 +98,29 @@ class KernelBaselineRegressor(KernelRegressorMixin, KernelBaseline):
 
 class KernelBaselineClassifier(LogitClassifierMixin, ClassifierMixin, KernelBaseline):
     """Kernel baseline for two (logistic loss) or more (softmax loss) classes."""
+
+
+class TrimmedBaselineRegressor(KernelBaselineRegressor):
+    """Base of CRR and TORRENT-GD: regressors told the corrupted fraction ``epsilon``.
+
+    Both keep ceil((1 - epsilon) n) rows (:func:`robustkernel._fractions.n_kept`) and iterate on
+    one kernel matrix for at most ``max_iter`` steps, down to a tolerance ``tol``. Subclasses add
+    their own parameters to :attr:`_parameter_constraints` and start ``fit`` with
+    :meth:`_prepare_fit`.
+    """
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **KERNEL_CONSTRAINTS,
+        "epsilon": [Interval(Real, 0.0, 0.5, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0.0, None, closed="left")],
+    }
+
+    def _prepare_fit(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """Validate (X, y); return X, the kernel matrix K, the targets as a column Y (n, 1) and
+        the number of rows kept, ceil((1 - epsilon) n)."""
+        X, K, Y, _ = self._prepare(X, y)
+        return X, K, Y, n_kept(Y.shape[0], self.epsilon)
 
 
 class WeightedKernelRidge:

@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 import warnings
-from numbers import Integral, Real
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval
 
-from .._fractions import n_kept
-from ._common import (
-    KERNEL_CONSTRAINTS,
-    KERNEL_PARAMETERS_DOC,
-    KernelBaselineRegressor,
-    WeightedKernelRidge,
-)
+from ._common import KERNEL_PARAMETERS_DOC, TrimmedBaselineRegressor, WeightedKernelRidge
 
 
 def hard_threshold(v: np.ndarray, k: int) -> np.ndarray:
@@ -29,7 +21,7 @@ def hard_threshold(v: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-class CRRKernelRegressor(KernelBaselineRegressor):
+class CRRKernelRegressor(TrimmedBaselineRegressor):
     __doc__ = (
         """Consistent Robust Regression, with the hat matrix of kernel ridge regression.
 
@@ -73,13 +65,6 @@ class CRRKernelRegressor(KernelBaselineRegressor):
 """
     )
 
-    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        **KERNEL_CONSTRAINTS,
-        "epsilon": [Interval(Real, 0.0, 0.5, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0.0, None, closed="left")],
-    }
-
     def __init__(
         self,
         epsilon: float = 0.1,
@@ -94,14 +79,10 @@ class CRRKernelRegressor(KernelBaselineRegressor):
         max_iter: int = 1000,
         tol: float = 1e-8,
     ) -> None:
+        self._set_kernel_parameters(
+            alpha, kernel, gamma, degree, coef0, kernel_params, fit_intercept
+        )
         self.epsilon = epsilon
-        self.alpha = alpha
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.kernel_params = kernel_params
-        self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.tol = tol
 
@@ -121,10 +102,10 @@ class CRRKernelRegressor(KernelBaselineRegressor):
         self : CRRKernelRegressor
             The fitted estimator.
         """
-        X, K, Y, _ = self._prepare(X, y)
+        X, K, Y, kept = self._prepare_fit(X, y)
         y = Y[:, 0]
         n = y.shape[0]
-        k = n - n_kept(n, self.epsilon)
+        k = n - kept
         smoother = WeightedKernelRidge(K, float(self.alpha), self.fit_intercept)
         threshold = self.tol * max(1.0, float(np.linalg.norm(y)))
         b = np.zeros(n)

@@ -195,13 +195,9 @@ class SeverKernelRegressor(KernelBaselineRegressor, _BaseSever):
         self.epsilon = epsilon
         self.fraction = fraction
         self.n_rounds = n_rounds
-        self.alpha = alpha
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.kernel_params = kernel_params
-        self.fit_intercept = fit_intercept
+        self._set_kernel_parameters(
+            alpha, kernel, gamma, degree, coef0, kernel_params, fit_intercept
+        )
 
     def _fraction(self) -> float:
         return self.epsilon / 2.0 if self.fraction is None else float(self.fraction)
@@ -250,13 +246,9 @@ class SeverKernelClassifier(KernelBaselineClassifier, _BaseSever):
     ) -> None:
         self.fraction = fraction
         self.n_rounds = n_rounds
-        self.alpha = alpha
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.kernel_params = kernel_params
-        self.fit_intercept = fit_intercept
+        self._set_kernel_parameters(
+            alpha, kernel, gamma, degree, coef0, kernel_params, fit_intercept
+        )
 
     def _fraction(self) -> float:
         return float(self.fraction)

@@ -91,13 +91,9 @@ class STIRKernelRegressor(KernelBaselineRegressor):
         max_iter: int = 200,
         tol: float = 1e-6,
     ) -> None:
-        self.alpha = alpha
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.kernel_params = kernel_params
-        self.fit_intercept = fit_intercept
+        self._set_kernel_parameters(
+            alpha, kernel, gamma, degree, coef0, kernel_params, fit_intercept
+        )
         self.M_init = M_init
         self.eta = eta
         self.max_iter = max_iter

@@ -68,13 +68,9 @@ class _BaseTilted(KernelBaseline):
         tol: float = 1e-10,
     ) -> None:
         self.tilt = tilt
-        self.alpha = alpha
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.kernel_params = kernel_params
-        self.fit_intercept = fit_intercept
+        self._set_kernel_parameters(
+            alpha, kernel, gamma, degree, coef0, kernel_params, fit_intercept
+        )
         self.learning_rate = learning_rate
         self.max_iter = max_iter
         self.tol = tol

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
@@ -11,14 +11,13 @@ from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
-from .._fractions import n_kept
 from .._kernel_model.losses import SquaredLoss
 from ..subquantile._objective import Problem
 from ..subquantile._solvers import gradient_method
-from ._common import KERNEL_CONSTRAINTS, KERNEL_PARAMETERS_DOC, KernelBaselineRegressor
+from ._common import KERNEL_PARAMETERS_DOC, TrimmedBaselineRegressor
 
 
-class TorrentGDKernelRegressor(KernelBaselineRegressor):
+class TorrentGDKernelRegressor(TrimmedBaselineRegressor):
     __doc__ = (
         """TORRENT-GD: gradient steps on the active set of the (1 - epsilon) n smallest residuals.
 
@@ -68,10 +67,7 @@ class TorrentGDKernelRegressor(KernelBaselineRegressor):
 
     _fit_memory_matrices = 2  # K alone (measured 1.1 n^2)
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        **KERNEL_CONSTRAINTS,
-        "epsilon": [Interval(Real, 0.0, 0.5, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0.0, None, closed="left")],
+        **TrimmedBaselineRegressor._parameter_constraints,
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
     }
 
@@ -90,14 +86,10 @@ class TorrentGDKernelRegressor(KernelBaselineRegressor):
         tol: float = 1e-8,
         n_iter_no_change: int = 5,
     ) -> None:
+        self._set_kernel_parameters(
+            alpha, kernel, gamma, degree, coef0, kernel_params, fit_intercept
+        )
         self.epsilon = epsilon
-        self.alpha = alpha
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.kernel_params = kernel_params
-        self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
@@ -118,14 +110,14 @@ class TorrentGDKernelRegressor(KernelBaselineRegressor):
         self : TorrentGDKernelRegressor
             The fitted estimator.
         """
-        X, K, Y, _ = self._prepare(X, y)
+        X, K, Y, kept = self._prepare_fit(X, y)
         n = Y.shape[0]
         problem = Problem(
             K=K,
             Y=Y,
             loss=SquaredLoss(),
             alpha=float(self.alpha),
-            k=n_kept(n, self.epsilon),
+            k=kept,
             fit_intercept=self.fit_intercept,
         )
         result = gradient_method(

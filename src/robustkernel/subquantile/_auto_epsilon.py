@@ -58,7 +58,7 @@ from scipy.stats import chi2
 from .._kernel_model.losses import LinkSquaredLoss
 from .._memory import row_chunks
 from ._folds import out_of_fold_outputs
-from ._groups import duplicate_groups
+from ._groups import deletable_groups
 from ._objective import Evaluation, FeatureProblem, Problem
 
 REGRESSION_START = 0.4
@@ -184,15 +184,16 @@ def _kernel_studentized_losses(problem: Problem, evaluation: Evaluation) -> np.n
     (``_groups``) is scored by the residual of the fit without its whole group, e_G =
     (alpha M_GG)^-1 r_G, divided by the diagonal of (alpha M_GG)^-1 (for a group of one,
     r_i^2 / (1 - h_ii) again): a cluster of rows sharing a wrong target no longer explains
-    itself. A trimmed row j is scored as if it were added to S: its residual is then the
-    leave-one-out residual of the augmented fit, r_j^2 (1 - h_jj) has variance sigma^2, and
-    1 - h_jj = alpha M_aug,jj follows from the block inverse of A_aug (Schur complement
-    s_j = k_jj + alpha - k_Sj^T A^-1 k_Sj).
+    itself (a group of every kept row, with an intercept, leaves nothing to fit and keeps the
+    one-row scores: ``_groups.deletable_groups``). A trimmed row j is scored as if it were
+    added to S: its residual is then the leave-one-out residual of the augmented fit,
+    r_j^2 (1 - h_jj) has variance sigma^2, and 1 - h_jj = alpha M_aug,jj follows from the
+    block inverse of A_aug (Schur complement s_j = k_jj + alpha - k_Sj^T A^-1 k_Sj).
     """
     mask, alpha, K = evaluation.mask, problem.alpha, problem.K
     kept = np.flatnonzero(mask)
     A = K[np.ix_(mask, mask)]
-    groups = duplicate_groups(A)
+    groups = deletable_groups(A, problem.fit_intercept)
     A[np.diag_indices_from(A)] += alpha
     factor = cho_factor(A, lower=True, overwrite_a=True)
     B = K[np.ix_(mask, ~mask)]

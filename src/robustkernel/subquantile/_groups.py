@@ -54,6 +54,22 @@ def duplicate_groups(K: np.ndarray) -> list[np.ndarray]:
     return [np.flatnonzero(labels == label) for label in np.flatnonzero(counts > 1)]
 
 
+def deletable_groups(K: np.ndarray, fit_intercept: bool) -> list[np.ndarray]:
+    """The :func:`duplicate_groups` of the kept rows' kernel matrix ``K`` that leave-one-out can
+    delete together.
+
+    With an intercept, a group of every kept row is not one of them: without it nothing is left
+    to fit, and its block of the inverse system is singular (the ones vector, the intercept's
+    direction, spans its null space; identical rows make numpy's solve raise). Its rows keep their
+    one-row leave-one-out residuals. Without an intercept the fit without every row is f = 0, and
+    the group is deleted as any other.
+    """
+    groups = duplicate_groups(K)
+    if fit_intercept:
+        groups = [group for group in groups if group.size < K.shape[0]]
+    return groups
+
+
 def _distances(K: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Row indices and squared feature-space distances to every row (inf to itself), by
     chunks of rows."""

@@ -40,7 +40,7 @@ from .._kernel_model.losses import (
 )
 from .._memory import row_chunks
 from ._folds import out_of_fold_outputs
-from ._groups import duplicate_groups
+from ._groups import deletable_groups
 from ._objective import FeatureProblem, Problem
 
 ALPHAS = tuple(float(a) for a in np.logspace(-4, 1, 11))
@@ -130,10 +130,12 @@ def _kernel_honest_residuals(
 ) -> np.ndarray:
     """Kernel ridge: leave-one-out residuals c_i / G_ii (G the inverse of the bordered system
     of kernel ridge with intercept, c = G y) for the kept rows; for a group of near-duplicate
-    kept rows (``_groups``), the residuals of the fit without the whole group, (G_gg)^-1 c_g.
+    kept rows (``_groups``), the residuals of the fit without the whole group, (G_gg)^-1 c_g
+    (:func:`~robustkernel.subquantile._groups.deletable_groups`: not a group of every kept row
+    with an intercept, which leaves nothing to fit).
     """
     K_kept = K[np.ix_(kept, kept)]
-    groups = duplicate_groups(K_kept)
+    groups = deletable_groups(K_kept, fit_intercept)
     eigenvalues, V = eigh(K_kept, overwrite_a=True)
     del K_kept
     eigenvalues = np.clip(eigenvalues, 0.0, None)
