@@ -94,7 +94,7 @@ def test_unsupported_options_are_named():
         SubquantileKernelRegressor(refine=None, **given).fit(X, y)
     with pytest.raises(ValueError, match="link='logistic'"):
         SubquantileKernelRegressor(n_components=5, link="logistic", **given).fit(X, y)
-    with pytest.raises(ValueError, match=r"refine='reject'.*a classifier: only with epsilon='auto'"):
+    with pytest.raises(ValueError, match=r"refine='reject'.*a classifier: only with epsilon"):
         SubquantileKernelClassifier(n_components=5, **given).fit(X, y)
 
 

@@ -15,7 +15,10 @@ where they apply):
 * misleading messages: a one-column file with header ``y`` (the delimiter sniffer took ``y``
   as the delimiter), a target of 1e200 (a log-scaled plot of infinite scores crashed the
   report), ``|`` and line breaks in column names (broken Markdown tables), duplicate column
-  names (silently renamed ``x.1`` by pandas), a classification target with a class per row;
+  names (silently renamed ``x.1`` by pandas), a classification target with a class per row,
+  ``learn-metric`` on a target of 1e200 ("Input y contains NaN": the target's variance
+  overflowed; a target of any magnitude now fits, one that float64 cannot standardize is refused
+  by name);
 * ``fit --n-components`` for large tables;
 * a table-driven pass of hostile CSV files and arguments (empty, header only, binary, not UTF-8,
   very long line / header, quoted newlines, byte order mark, all-NaN and text columns, huge
@@ -375,6 +378,52 @@ def test_an_extreme_target_never_crashes_the_report(tmp_path, capsys):
     else:
         assert_one_line_error(code, stderr, "fit")
         assert "log-scaled" not in stderr and tree(tmp_path) == {"huge.csv"}
+
+
+@pytest.mark.parametrize("factor", [1e200, 1e-120])
+def test_learn_metric_on_a_huge_or_tiny_target_fits_as_on_its_scaled_values(
+    tmp_path, capsys, factor
+):
+    """StandardScaler squares the target: at 1e200 the variance overflowed and the command said
+    "Input y contains NaN". Divided by its largest magnitude first, the target of any scale
+    gives the fit of the target in ordinary units, and predictions in its own units."""
+    data = frame()
+    outs = {}
+    for name, scale in [("plain", 1.0), ("scaled", factor)]:
+        csv = write(tmp_path / f"{name}.csv", data.assign(y=data["y"] * scale))
+        outs[name] = tmp_path / f"out-{name}"
+        argv = ["learn-metric", str(csv), "--target", "y", *METRIC, "--out", str(outs[name])]
+        code, _, stderr = run(argv, capsys)
+        assert (code, stderr) == (0, ""), stderr
+    components = [pd.read_csv(out / "components.csv") for out in outs.values()]
+    pd.testing.assert_frame_equal(*components, rtol=1e-6)
+    model = load_model(next(outs["scaled"].glob("model.*")))
+    plain = load_model(next(outs["plain"].glob("model.*")))
+    X = data[["a", "b", "c"]]
+    np.testing.assert_allclose(model.predict(X), factor * plain.predict(X), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ({0: 1e200}, "span too wide a range"),  # 1e200 among values near 1
+        ({0: -1e200, 3: 1e200}, "span too wide a range"),
+        ("tiny", "too small to standardize"),  # 1e-200: squares underflow
+    ],
+    ids=["one 1e200", "two 1e200", "all 1e-200"],
+)
+def test_learn_metric_says_why_a_target_cannot_be_standardized(tmp_path, capsys, values, expected):
+    data = frame()
+    if values == "tiny":
+        data["y"] *= 1e-200
+    else:
+        for row, value in values.items():
+            data.loc[row, "y"] = value
+    csv = write(tmp_path / "extreme.csv", data)
+    argv = ["learn-metric", str(csv), "--target", "y", *METRIC, "--out", str(tmp_path / "o")]
+    line = assert_one_line_error(*run(argv, capsys)[::2], "learn-metric")
+    assert expected in line and "NaN" not in line
+    assert tree(tmp_path) == {"extreme.csv"}
 
 
 @pytest.mark.parametrize(

@@ -324,6 +324,49 @@ def test_auto_epsilon_on_one_row_is_clean(params):
     assert np.all(np.isfinite(model.predict([[1.0, 2.0], [0.0, 0.0]])))
 
 
+# Five rows, three of them identical: once SubQ trims two rows, the kept rows are one group of
+# near-duplicates (``subquantile/_groups.py``), the whole kept set.
+IDENTICAL_KEPT_X = np.array([[0.0, 0.0], [0.0, -1.0], [0.0, -1.0], [0.0, 1.0], [0.0, -1.0]])
+IDENTICAL_KEPT_Y = np.array([0.48984205, 0.35688701, 0.10541425, -0.93046804, -0.02925182])
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"alpha": 1e-8},  # gamma="auto": the leave-one-out residuals of _hyperparameters
+        {"alpha": 1e-8, "epsilon": 0.4},  # the studentized losses of _auto_epsilon
+        {"alpha": "auto", "gamma": 0.5},
+        {"alpha": 1.0, "epsilon": 0.4},
+        {"alpha": 1e-8, "fit_intercept": False},
+    ],
+    ids=str,
+)
+def test_a_duplicate_group_of_every_kept_row_fits(params):
+    """Deleting a group that is every kept row leaves nothing to fit (with an intercept its
+    block of the inverse system is singular): it was numpy's raw "LinAlgError: Singular matrix";
+    now its rows keep their one-row leave-one-out residuals and the fit is finite."""
+    model = SubquantileKernelRegressor(**params).fit(IDENTICAL_KEPT_X, IDENTICAL_KEPT_Y)
+    assert np.all(np.isfinite(model.predict(IDENTICAL_KEPT_X)))
+    assert np.all(np.isfinite(model.dual_coef_))
+
+
+@pytest.mark.parametrize("epsilon", ["auto", 0.2])
+@pytest.mark.parametrize("identical", [True, False], ids=["identical rows", "random rows"])
+@pytest.mark.parametrize("estimator", [SubquantileKernelRegressor, SubquantileKernelClassifier])
+def test_tiny_alpha_on_five_rows_fits(estimator, identical, epsilon):
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(5, 2)), rng.normal(size=5)
+    if identical:
+        X, y = IDENTICAL_KEPT_X, IDENTICAL_KEPT_Y
+    if estimator is SubquantileKernelClassifier:
+        y = y > np.median(y)
+    model = estimator(alpha=1e-8, epsilon=epsilon).fit(X, y)
+    assert np.all(np.isfinite(model.dual_coef_))
+    assert np.all(
+        np.isfinite(model.decision_function(X) if hasattr(model, "classes_") else model.predict(X))
+    )
+
+
 def test_metric_messages_name_the_real_cause():
     X, y = _data(60)
     with pytest.raises(ValueError, match="lam=1e-300 is too small"):

@@ -116,7 +116,7 @@ def test_missing_values_and_bad_columns_are_named(tmp_path, capsys):
     frame.to_parquet(tmp_path / "text.parquet", index=False)
     base[base.index(str(out))] = str(tmp_path / "text")
     code, _, stderr = run(["fit", str(tmp_path / "text.parquet"), *base], capsys)
-    assert code == 2 and "d are not numeric" in stderr
+    assert code == 2 and "'d' are not numeric" in stderr
     code, _, stderr = run(
         ["fit", str(tmp_path / "na.parquet"), "--target", "y", "--out", str(tmp_path / "o")],
         capsys,

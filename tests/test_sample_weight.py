@@ -198,7 +198,9 @@ def _repeated(weights: np.ndarray) -> np.ndarray:
     "model",
     [
         SubquantileKernelRegressor(),
-        SubquantileKernelRegressor(n_components=20, random_state=0),
+        # landmarks on every row (m >= n): a draw of m < n landmarks from the repeated rows and
+        # from the weighted rows differs, and the fits are then equal in distribution only
+        SubquantileKernelRegressor(n_components=500, random_state=0),
         SubquantileKernelRegressor(0.2, alpha=0.1, gamma=0.5),  # refine="reject"
         SubquantileKernelClassifier(),
     ],
@@ -216,8 +218,8 @@ def test_integer_weights_fit_as_repeated_rows_with_every_knob_automatic(model):
     weighted = clone(model).fit(X[order], y[order], sample_weight=weights[order])
     outputs = "predict_proba" if isinstance(model, SubquantileKernelClassifier) else "predict"
     np.testing.assert_allclose(
-        getattr(weighted, outputs)(X_test), getattr(repeated, outputs)(X_test), rtol=1e-9,
-        atol=1e-12,
+        getattr(weighted, outputs)(X_test), getattr(repeated, outputs)(X_test), rtol=1e-6,
+        atol=1e-9,  # the features: Nystroem bases of the same span differ by rounding
     )
     assert (weighted.alpha_, weighted.gamma_) == (repeated.alpha_, repeated.gamma_)
     assert weighted.epsilon_ == pytest.approx(repeated.epsilon_, abs=1e-12)
@@ -278,8 +280,7 @@ def test_unique_rows_of_sparse_rows_are_those_of_the_dense_rows():
                                   shape=X.shape)  # an explicit zero stored in the last row
     for matrix in (stored, with_zeros):
         groups = unique_rows(matrix, y)
-        # the same partition of the rows, and the same weights per group
-        np.testing.assert_array_equal(
-            groups.inverse == groups.inverse[:, None], dense.inverse == dense.inverse[:, None]
-        )
-        assert sorted(groups.weights) == sorted(dense.weights)
+        # the same distinct rows in the same order, with the same weights
+        np.testing.assert_array_equal(groups.inverse, dense.inverse)
+        np.testing.assert_array_equal(groups.first, dense.first)
+        np.testing.assert_array_equal(groups.weights, dense.weights)

@@ -172,29 +172,30 @@ def training_table(
     if not classification:
         y = _numeric(frame[[target]], "target column").iloc[:, 0]
     else:
-        _check_classes(y, target)
+        check_class_counts(y.value_counts(), target)
     X = _numeric(frame[features], "feature column")
     return Table(X=X, y=y, rows=frame.index.to_numpy(), original=frame, n_dropped=n_dropped)
 
 
-def _check_classes(y: pd.Series, target: str) -> None:
-    """Refuse a classification target with one class, or with (almost) one class per row.
+def check_class_counts(counts: pd.Series, target: str) -> None:
+    """Refuse a classification target whose class ``counts`` (rows per label) show one class,
+    or (almost) one class per row.
 
     A target with a class for every row, or more classes than half the rows, is an identifier
     or a continuous value, not a label: the fit would succeed and mean nothing.
     """
-    counts = y.value_counts()
+    n_rows = int(counts.sum())
     if len(counts) < 2:
         raise DataError(f"target column {target!r} has a single class; classification needs two")
     if counts.max() == 1:
         raise DataError(
-            f"target column {target!r} has a different value in every row ({len(y)} classes for "
-            f"{len(y)} rows): it looks like an identifier or a continuous value, not a class "
+            f"target column {target!r} has a different value in every row ({n_rows} classes for "
+            f"{n_rows} rows): it looks like an identifier or a continuous value, not a class "
             "label; use --task regression for a numeric target"
         )
-    if len(counts) > len(y) / 2:
+    if len(counts) > n_rows / 2:
         raise DataError(
-            f"target column {target!r} has {len(counts)} classes for {len(y)} rows (more than "
+            f"target column {target!r} has {len(counts)} classes for {n_rows} rows (more than "
             "half the rows): too few rows per class to fit or to tell outliers apart; use --task "
             "regression for a numeric target, or merge rare classes"
         )

@@ -2,15 +2,18 @@
 
 Fits :class:`~robustkernel.MetricKernelRidge` to the standardized features and target (zero
 mean, unit variance: the learned Sigma is then in units of feature standard deviations and
-``--lam`` means the same on every table), on the rows it explains best (``--epsilon``: a
+``--lam`` means the same on every table; the target is divided by its largest magnitude before
+it is standardized, so that a target of magnitude 1e200 or 1e-200 is standardized too instead of
+overflowing the variance), on the rows it explains best (``--epsilon``: a
 fraction, ``auto`` by default, ``0`` for all rows). DIR receives ``components.csv`` (the
 orthonormal basis of the learned subspace, one row per feature), ``eigenvalues.csv`` and
 ``eigenvalues.png`` (the spectrum of Sigma), ``transformed.csv`` (every row's coordinates in
 the learned subspace), ``outliers.csv`` (every row's squared standardized residual and whether
 it was left out, then the row's columns), ``report.md``, and ``model.skops``: the metric model
 with both scalers inside (``TransformedTargetRegressor`` around ``StandardScaler`` +
-``MetricKernelRidge``), so that ``robustkernel predict DIR/model.skops NEW.csv`` takes raw
-feature values and returns the target in its own units. Without skops installed the model is
+``MetricKernelRidge``, with :func:`target_scaler` for y), so that
+``robustkernel predict DIR/model.skops NEW.csv`` takes raw feature values and returns the
+target in its own units. Without skops installed the model is
 ``model.joblib``, a pickle that ``predict`` loads only with ``--trust-pickle`` (the output and
 the report say so).
 """
@@ -23,16 +26,15 @@ import time
 import numpy as np
 import pandas as pd
 from sklearn.compose import TransformedTargetRegressor
-from sklearn.metrics import root_mean_squared_error
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import MaxAbsScaler, StandardScaler
 
 from ..metric_kernel_ridge import MetricKernelRidge
 from ..persistence import save_model
 from . import _fit_report as report
 from ._common import atomic_folder, guarded, progress
 from ._csv_output import write_csv
-from ._tabular import read_csv, training_table
+from ._tabular import DataError, read_csv, training_table
 from .fit import (
     PICKLE_MODEL_FILE,
     PICKLE_NOTE,
@@ -46,9 +48,71 @@ from .fit import (
 PROG = "robustkernel learn-metric"
 
 
+def target_scaler() -> Pipeline:
+    """The target's standardization, (y - mean) / std, safe at any magnitude.
+
+    ``StandardScaler`` alone squares the targets for their variance: at |y| ~ 1e155 and above
+    the variance overflows (NaN or infinity, and the targets pass unscaled or as NaN), at
+    |y| ~ 1e-155 and below it underflows to 0 (the targets pass unscaled). Dividing by the
+    largest magnitude first (``MaxAbsScaler``) leaves targets in [-1, 1]; the two affine steps
+    compose to the same standardization, and ``inverse_transform`` undoes both.
+    """
+    return make_pipeline(MaxAbsScaler(), StandardScaler())
+
+
+SMALLEST_TARGET = 1e-150
+"""Below this largest magnitude the target's variance underflows and it cannot be standardized."""
+
+
+def check_target_range(y: np.ndarray) -> None:
+    """Refuse a target that cannot be standardized in float64.
+
+    Two ways: values of magnitude below :data:`SMALLEST_TARGET` (their squares underflow, so
+    scikit-learn's scalers take the target for a constant and leave it unscaled), and values
+    spanning a wider range than float64 keeps (1e200 among values near 1: about 16 significant
+    digits of the largest magnitude survive, and the smaller values come back from
+    :func:`target_scaler` and its inverse lost to rounding; each must come back to a relative
+    1e-6, zeros to 1e-6 of the median nonzero magnitude).
+
+    Raises
+    ------
+    DataError
+        Naming the magnitudes, and what to do.
+    """
+    y = np.asarray(y, dtype=float).reshape(-1, 1)
+    magnitudes = np.abs(y[y != 0])
+    if magnitudes.size == 0:
+        return
+    largest, typical = float(magnitudes.max()), float(np.median(magnitudes))
+    if largest < SMALLEST_TARGET and np.ptp(y) > 0:
+        raise DataError(
+            f"the target's values are too small to standardize in float64 (largest |y| "
+            f"{largest:.3g}: their squares underflow); multiply the target by a power of ten"
+        )
+    scaler = target_scaler().fit(y)
+    if not np.allclose(scaler.inverse_transform(scaler.transform(y)), y, 1e-6, 1e-6 * typical):
+        raise DataError(
+            f"the target's values span too wide a range to standardize in float64 (largest "
+            f"|y| {largest:.3g}, median |y| {typical:.3g}): the smaller values would be lost to "
+            "rounding; remove or correct the extreme values, or transform the target (e.g. its "
+            "logarithm)"
+        )
+
+
+def _root_mean_squared_error(observed: np.ndarray, predicted: np.ndarray) -> float:
+    """RMSE in the target's units, without overflow: the residuals are divided by their largest
+    magnitude before they are squared."""
+    residuals = np.asarray(observed, dtype=float) - np.asarray(predicted, dtype=float)
+    largest = float(np.max(np.abs(residuals), initial=0.0))
+    if largest == 0.0 or not np.isfinite(largest):
+        return largest
+    return largest * float(np.sqrt(np.mean((residuals / largest) ** 2)))
+
+
 def _run(args: argparse.Namespace) -> int:
     with progress(3, "learn-metric", args.quiet) as bar, atomic_folder(args.out) as folder:
         table = training_table(read_csv(args.data), args.target, drop_na=args.drop_na)
+        check_target_range(table.y)
         bar.update()
         pipeline = TransformedTargetRegressor(
             make_pipeline(
@@ -57,7 +121,7 @@ def _run(args: argparse.Namespace) -> int:
                     lam=args.lam, epsilon=args.epsilon, max_iter=args.max_iter, random_state=0
                 ),
             ),
-            transformer=StandardScaler(),
+            transformer=target_scaler(),
         )
         start = time.perf_counter()
         pipeline.fit(table.X, table.y)
@@ -95,8 +159,8 @@ def _run(args: argparse.Namespace) -> int:
             "eigenvalues > 1e-6 x largest": int(model.numerical_rank_),
             "objective J_n": float(model.objective_),
             "KKT residual (0 at a stationary point)": float(model.kkt_residual_),
-            "training RMSE on the kept rows (target units)": float(
-                root_mean_squared_error(np.asarray(table.y)[kept], fitted[kept])
+            "training RMSE on the kept rows (target units)": _root_mean_squared_error(
+                np.asarray(table.y)[kept], fitted[kept]
             ),
             "iterations": int(model.n_iter_),
             "converged": bool(model.converged_),

@@ -1,4 +1,10 @@
-"""``robustkernel predict MODEL DATA.csv --out predictions.csv``: apply a saved model.
+"""``robustkernel predict MODEL DATA --out FILE``: apply a saved model.
+
+DATA is a CSV file, or a Parquet file or folder (what ``fit`` takes): a Parquet table is read
+row group by row group (every file's schema checked first) and never held whole; the rows are
+numbered from 1 across its files in name order, as ``fit`` numbers them. FILE gets ``row``,
+``predicted`` (and a probability per class for a classifier) as Parquet when its name ends in
+``.parquet`` / ``.pq``, as CSV (spreadsheet formulas escaped) otherwise.
 
 A ``*.skops`` model file (what ``fit`` and ``learn-metric`` write when skops is installed) is
 loaded safely: :func:`robustkernel.persistence.load_model` refuses any type a model does not
@@ -10,11 +16,15 @@ reading it.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from pathlib import Path
+
+import pandas as pd
 
 from ..persistence import SKOPS_SUFFIX, load_model
 from ._common import atomic_file, guarded, prediction_frame, progress
-from ._csv_output import write_csv
+from ._csv_output import escape_formulas
+from ._parquet_fit import PARQUET_SUFFIXES, is_parquet, predict_parquet
 from ._tabular import DataError, feature_table, read_csv
 
 PROG = "robustkernel predict"
@@ -28,6 +38,38 @@ def check_trusted(model: str, trust_pickle: bool) -> None:
             "loading a pickle can run arbitrary code; pass --trust-pickle only for files you "
             "made yourself, or refit with skops installed to get model.skops"
         )
+
+
+def write_predictions(frames: Iterable[pd.DataFrame], path: Path, parquet: bool) -> int:
+    """Write the prediction ``frames`` one after the other into ``path``, as one Parquet file
+    (``parquet``) or one CSV file (formulas escaped); returns the number of rows written."""
+    written, writer = 0, None
+    if parquet:
+        try:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+        except ImportError as error:
+            raise DataError(
+                "writing Parquet needs pyarrow: pip install 'robustkernel[dask]', or give "
+                "--out a .csv name"
+            ) from error
+        try:
+            for frame in frames:
+                schema = None if writer is None else writer.schema
+                table = pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
+                writer = writer or pq.ParquetWriter(path, table.schema)
+                writer.write_table(table)
+                written += len(frame)
+        finally:
+            if writer is not None:
+                writer.close()
+        return written
+    for number, frame in enumerate(frames):  # the first writes the header, the others append
+        escape_formulas(frame).to_csv(
+            path, index=False, header=number == 0, mode="a" if number else "w"
+        )
+        written += len(frame)
+    return written
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -46,14 +88,20 @@ def _run(args: argparse.Namespace) -> int:
         columns = [str(column) for column in getattr(model, "feature_names_in_", [])]
         if not columns:
             raise DataError(f"{args.model} does not record its feature names; refit it with fit")
-        table = feature_table(read_csv(args.data), columns, drop_na=args.drop_na)
+        if is_parquet(args.data):  # read (and predicted) row group by row group while written
+            frames: Iterable[pd.DataFrame] = predict_parquet(
+                model, args.data, columns, args.drop_na
+            )
+        else:
+            table = feature_table(read_csv(args.data), columns, drop_na=args.drop_na)
+            frames = [prediction_frame(model, table)]
         bar.update()
-        frame = prediction_frame(model, table)
+        parquet = Path(args.out).suffix in PARQUET_SUFFIXES
         with atomic_file(args.out) as temporary:
-            write_csv(frame, temporary)
+            n_rows = write_predictions(frames, temporary, parquet)
         bar.update()
     if not args.quiet:
-        print(f"wrote {len(frame)} predictions to {args.out}")
+        print(f"wrote {n_rows} predictions to {args.out}")
     return 0
 
 
@@ -63,17 +111,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "predict",
         help="predict with a model written by 'robustkernel fit' or 'learn-metric'",
         description=(
-            "Predict the rows of DATA.csv with MODEL (the model.skops of 'robustkernel fit' or "
-            "'learn-metric'). DATA.csv needs the model's feature columns; other columns are "
-            "ignored. A model file that is not .skops is a pickle, which can run code when "
-            "loaded: it is refused unless --trust-pickle is given."
+            "Predict the rows of DATA.csv, or of a Parquet file or folder (read row group by "
+            "row group), with MODEL (the model.skops of 'robustkernel fit' or 'learn-metric'). "
+            "DATA needs the model's feature columns; other columns are ignored. FILE is written "
+            "as Parquet when its name ends in .parquet or .pq, as CSV otherwise. A model file "
+            "that is not .skops is a pickle, which can run code when loaded: it is refused "
+            "unless --trust-pickle is given."
         ),
     )
     parser.add_argument(
         "model", metavar="MODEL", help="model file written by 'robustkernel fit' (model.skops)"
     )
-    parser.add_argument("data", metavar="DATA.csv", help="the table to predict")
-    parser.add_argument("--out", required=True, metavar="FILE", help="predictions CSV to write")
+    parser.add_argument(
+        "data", metavar="DATA.csv", help="the table to predict (CSV, or Parquet file(s))"
+    )
+    parser.add_argument(
+        "--out", required=True, metavar="FILE",
+        help="predictions to write: Parquet for a .parquet / .pq name, CSV otherwise",
+    )
     parser.add_argument("--drop-na", action="store_true", help="skip rows with missing values")
     parser.add_argument(
         "--trust-pickle",

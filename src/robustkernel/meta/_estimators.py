@@ -14,15 +14,23 @@ from sklearn.base import (
     MetaEstimatorMixin,
     RegressorMixin,
     _fit_context,
+    is_classifier,
+    is_regressor,
 )
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state, indexable
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Interval,
+    InvalidParameterError,
+    StrOptions,
+)
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     _check_sample_weight,
+    _num_samples,
     check_array,
     check_consistent_length,
     check_is_fitted,
@@ -31,6 +39,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from .._kernel_model.losses import SquaredLoss
 from .._version_stamp import VersionStamped
 from ..subquantile._auto_epsilon import (
     CLASSIFICATION_PROBABILITY,
@@ -83,8 +92,32 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
     def _default_estimator(self) -> Any:
         raise NotImplementedError
 
+    def _check_estimator(self, estimator: Any) -> None:
+        """Raise InvalidParameterError (a ValueError and a TypeError) naming ``estimator`` when
+        it is not of the kind the meta-estimator needs."""
+        raise NotImplementedError
+
     def _encode_target(self, y: Any) -> np.ndarray:
         raise NotImplementedError
+
+    def _check_targets(self, y: np.ndarray, present: np.ndarray) -> None:
+        """Check the targets of the rows of positive weight (``y[present]``; the others are
+        left out, as if absent) and set what the losses need from them."""
+        raise NotImplementedError
+
+    def _finite(self, fitted: Any, method: str, X: Any) -> np.ndarray:
+        """``fitted.method(X)``, refused when a value is NaN or inf: such a loss cannot be
+        ranked (NaN would sort last and be trimmed without a word)."""
+        values = np.asarray(getattr(fitted, method)(X))
+        if np.issubdtype(values.dtype, np.number) and not np.all(np.isfinite(values)):
+            bad = int(np.count_nonzero(~np.isfinite(values).reshape(len(values), -1).all(axis=1)))
+            raise ValueError(
+                f"{type(self).__name__}: the fitted 'estimator' {type(fitted).__name__}."
+                f"{method} returned values that are not finite (NaN or inf) for {bad} of "
+                f"{len(values)} rows, so the rows cannot be ranked; check the estimator and "
+                "its parameters on these data."
+            )
+        return values
 
     def _row_losses(self, fitted: Any, X: Any, y: np.ndarray) -> np.ndarray:
         raise NotImplementedError
@@ -123,12 +156,18 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
             The fitted meta-estimator.
         """
         estimator = self._default_estimator() if self.estimator is None else self.estimator
+        self._check_estimator(estimator)
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
             )
         validate_data(self, X, skip_check_array=True)
         X, y = indexable(X, y)
+        if _num_samples(X) == 0:
+            raise ValueError(
+                f"{type(self).__name__} needs at least one sample; X has 0 rows "
+                f"(shape={getattr(X, 'shape', (0,))})."
+            )
         y = self._encode_target(y)
         check_consistent_length(X, y)
         weighted = sample_weight is not None
@@ -140,6 +179,14 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
         weights = _check_sample_weight(sample_weight, np.ones(len(y)), ensure_non_negative=True)
         if not np.any(weights > 0):
             raise ValueError("sample_weight must have at least one positive entry.")
+        with np.errstate(over="ignore"):
+            total = float(np.sum(weights))
+        if not np.isfinite(total):
+            raise ValueError(
+                "sample_weight sums to more than the largest float64; divide the weights by a "
+                "constant."
+            )
+        self._check_targets(y, weights > 0)
         self._seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         self._estimator, self._weighted, self._fits = estimator, weighted, 0
         present = weights > 0
@@ -162,6 +209,14 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
     def _honest_losses(self, X: Any, y: np.ndarray, fitted: Any, row_weights: np.ndarray):
         """Out-of-fold losses of the kept rows, out-of-sample losses of the others."""
         n_folds = 5 if self.n_folds is None else self.n_folds
+        n_kept = int(np.count_nonzero(row_weights > 0))
+        if n_kept < n_folds:
+            raise ValueError(
+                f"{type(self).__name__} scores rows out of fold (epsilon={self.epsilon!r}, "
+                f"n_folds={n_folds}), which needs at least n_folds={n_folds} kept rows of positive "
+                f"weight; {n_kept} sample(s) are kept. Give more rows, a smaller n_folds (at least "
+                "2), or a number as epsilon with n_folds=None."
+            )
         self._fits += n_folds
         return out_of_fold_losses(
             self._estimator, fitted, X, y, row_weights, self._weighted, self._row_losses,
@@ -201,7 +256,8 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
             new_weights[present] = weighted_subquantile(
                 losses[present], epsilon, weights[present] if self._weighted else None, floors
             )
-            objective = float(new_weights @ losses)
+            kept = new_weights > 0
+            objective = float(new_weights[kept] @ losses[kept])
             self.n_iter_ = iteration
             if self.verbose:
                 changed = int(np.count_nonzero((new_weights > 0) != (row_weights > 0)))
@@ -341,8 +397,10 @@ class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
     Parameters
     ----------
     estimator : estimator object, default=None
-        The model to fit on the kept rows; cloned, never modified. It must implement ``fit``
-        and ``predict``. None: ``HistGradientBoostingRegressor()``.
+        The regressor to fit on the kept rows (scikit-learn's ``is_regressor``: a pipeline
+        ending in one works); cloned, never modified. It must implement ``fit`` and
+        ``predict``; it is fitted on y as given (its parameters are in the units of y).
+        None: ``HistGradientBoostingRegressor()``.
     epsilon : float in [0, 0.5) or "auto", default="auto"
         Fraction of the rows (of the weight, with ``sample_weight``) left out. "auto"
         estimates it: keep the 60% of the rows of smallest out-of-fold loss under the fit on
@@ -373,9 +431,17 @@ class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
         weight 0).
     outlier_scores_ : ndarray of shape (n_samples,)
         The squared residual (summed over outputs) of every row that the final selection
-        ranked (out of fold with epsilon="auto" or ``n_folds``); larger is more suspect.
+        ranked (out of fold with epsilon="auto" or ``n_folds``), in units of
+        ``target_scale_`` squared: ``outlier_scores_ * target_scale_**2`` is the squared
+        residual in the units of y. Larger is more suspect.
     threshold_ : float
-        The largest loss among the kept rows (of the last trim's ranking).
+        The largest loss among the kept rows (of the last trim's ranking), in the units of
+        ``outlier_scores_``.
+    target_scale_ : float
+        The power of two nearest below the median |y| of the rows of positive weight: the
+        losses are ranked as ((y - prediction) / target_scale_)^2, so that the squares neither
+        overflow (|y| above ~1e154) nor underflow (below ~1e-154); the flags do not depend on
+        the units of y.
     row_weights_ : ndarray of shape (n_samples,)
         Weight of each row in the final fit: 1 (its ``sample_weight``) for kept rows, 0 for
         the others, a part of its weight for the one row that completes (1 - epsilon).
@@ -410,6 +476,18 @@ class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
     is not the same as leaving a row out for every estimator, e.g. the binning of histogram
     gradient boosting sees every row).
 
+    The rows are ranked by their squared residuals in units of ``target_scale_`` (exact: a
+    power of two), so targets of any magnitude are trimmed alike. The estimator itself is fitted
+    on y as given, not on y / ``target_scale_``: that would be exact only for estimators that
+    scale with their targets (least squares, ridge, nearest neighbours, unregularized trees),
+    and would change the meaning of the others' parameters (Lasso's alpha, SVR's epsilon,
+    networks) and of ``estimator_``. An estimator that computes in float32 cannot fit targets
+    beyond about 1e38 or below about 1e-38 in magnitude (histogram gradient boosting, the
+    default, computes its gradients in float32 and then predicts a constant): divide y by a
+    constant first (a power of two keeps it exact) and multiply the predictions back; for huge
+    targets, ``TransformedTargetRegressor(estimator, transformer=MaxAbsScaler())`` does it
+    (not for tiny ones: scikit-learn's scalers take a scale below ~1e-15 for 0).
+
     References
     ----------
     .. [1] A. Rathnashyam and A. Gittens, "Subquantile Minimization for Kernel Learning in
@@ -434,14 +512,33 @@ class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
     def _default_estimator(self) -> Any:
         return HistGradientBoostingRegressor()
 
+    def _check_estimator(self, estimator: Any) -> None:
+        if not is_regressor(estimator):
+            raise InvalidParameterError(
+                f"The 'estimator' parameter of {type(self).__name__} must be a regressor "
+                f"(scikit-learn's is_regressor), got {estimator!r}; around a classifier, use "
+                "SubquantileClassifier."
+            )
+
     def _encode_target(self, y: Any) -> np.ndarray:
         y = check_array(y, ensure_2d=False, dtype="numeric", input_name="y")
         self._n_outputs = 1 if y.ndim == 1 else y.shape[1]
         return y
 
+    def _check_targets(self, y: np.ndarray, present: np.ndarray) -> None:
+        # A power of two: dividing by it is exact, and the squared residuals in its units
+        # neither overflow (|y| above ~1e154) nor underflow (below ~1e-154).
+        Y = y[present].reshape(int(np.count_nonzero(present)), -1)
+        self.target_scale_ = SquaredLoss().target_scale(Y)
+
     def _row_losses(self, fitted: Any, X: Any, y: np.ndarray) -> np.ndarray:
-        residuals = y.reshape(len(y), -1) - fitted.predict(X).reshape(len(y), -1)
-        return np.sum(residuals**2, axis=1)
+        """Squared residuals in units of ``target_scale_`` squared (the estimator fits and
+        predicts y itself)."""
+        n, scale = len(y), self.target_scale_
+        predictions = self._finite(fitted, "predict", X).reshape(n, -1)
+        with np.errstate(over="ignore"):  # a prediction beyond 1e154 scales: loss inf
+            residuals = y.reshape(n, -1) / scale - predictions / scale
+            return np.sum(residuals**2, axis=1)
 
     def _flags(self, losses: np.ndarray, row_weights: np.ndarray, weights: np.ndarray):
         return beyond_scale(losses, row_weights > 0, self._n_outputs, weights=weights)
@@ -460,8 +557,9 @@ class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
     Parameters
     ----------
     estimator : estimator object, default=None
-        The model to fit on the kept rows; cloned, never modified. It must implement ``fit``
-        and ``predict``, and ``predict_proba`` or ``decision_function`` to score the rows.
+        The classifier to fit on the kept rows (scikit-learn's ``is_classifier``: a pipeline
+        ending in one works); cloned, never modified. It must implement ``fit`` and
+        ``predict``, and ``predict_proba`` or ``decision_function`` to score the rows.
         None: ``HistGradientBoostingClassifier()``.
     epsilon : float in [0, 0.5) or "auto", default="auto"
         Fraction of the rows (of the weight, with ``sample_weight``) left out. "auto"
@@ -556,10 +654,38 @@ class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
     def _default_estimator(self) -> Any:
         return HistGradientBoostingClassifier()
 
+    def _check_estimator(self, estimator: Any) -> None:
+        if not is_classifier(estimator):
+            raise InvalidParameterError(
+                f"The 'estimator' parameter of {type(self).__name__} must be a classifier "
+                f"(scikit-learn's is_classifier), got {estimator!r}; around a regressor, use "
+                "SubquantileRegressor."
+            )
+        if not (hasattr(estimator, "predict_proba") or hasattr(estimator, "decision_function")):
+            raise InvalidParameterError(
+                f"The 'estimator' parameter of {type(self).__name__} must be a classifier with "
+                "predict_proba or decision_function (they score the observed label of each "
+                f"row), got {estimator!r}, which has neither."
+            )
+
     def _encode_target(self, y: Any) -> np.ndarray:
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
         return y
+
+    def _check_targets(self, y: np.ndarray, present: np.ndarray) -> None:
+        classes = np.unique(y[present])
+        if classes.size < 2:
+            label = classes[0].item() if isinstance(classes[0], np.generic) else classes[0]
+            where = (
+                "the rows of positive sample_weight contain"
+                if np.unique(y).size > 1
+                else "the data contains"
+            )
+            raise ValueError(
+                f"{type(self).__name__} needs samples of at least 2 classes; {where} only one "
+                f"class: {label!r}."
+            )
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> SubquantileClassifier:
         """Fit the classifier on the (1 - epsilon) fraction of rows it explains best.
@@ -587,9 +713,9 @@ class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
         else the sigmoid / softmax of decision_function); labels the model never saw get
         ``PROBABILITY_FLOOR``."""
         if hasattr(fitted, "predict_proba"):
-            P = fitted.predict_proba(X)
+            P = self._finite(fitted, "predict_proba", X)
         else:
-            scores = fitted.decision_function(X)
+            scores = self._finite(fitted, "decision_function", X)
             P = softmax(scores, axis=1) if scores.ndim == 2 else expit(np.c_[-scores, scores])
         classes = fitted.classes_
         column = np.clip(np.searchsorted(classes, y), 0, classes.size - 1)
@@ -606,9 +732,10 @@ class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
 
     def _floors(self, y: np.ndarray, weights: np.ndarray | None) -> ClassFloors:
         """Half of every class's rows (of its weight), rounded up for whole rows."""
-        labels = np.unique(y, return_inverse=True)[1]
-        totals = np.bincount(labels, weights=weights)
-        return ClassFloors(labels, np.ceil(np.round(totals / 2.0, 12)))
+        classes, labels = np.unique(y, return_inverse=True)
+        # One-hot rows, at least two columns: a single column would be read as {0, 1} labels.
+        one_hot = np.eye(max(len(classes), 2))[labels.ravel()]
+        return ClassFloors.half_of_each_class(one_hot, weights)
 
     @available_if(_estimator_has("predict_proba"))
     def predict_proba(self, X: Any) -> np.ndarray:

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.dummy import DummyClassifier
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import _safe_indexing
 
@@ -22,7 +23,13 @@ def fit_rows(
     rows = np.flatnonzero(row_weights > 0)
     fitted = clone(estimator)
     params = {"sample_weight": row_weights[rows]} if weighted else {}
-    return fitted.fit(_safe_indexing(X, rows), y[rows], **params)
+    try:
+        return fitted.fit(_safe_indexing(X, rows), y[rows], **params)
+    except (ValueError, ArithmeticError) as error:  # the estimator's own message, placed
+        raise ValueError(
+            f"estimator: {type(estimator).__name__}.fit failed on {rows.size} of the rows "
+            f"(those the subquantile keeps): {error}"
+        ) from error
 
 
 def out_of_fold_losses(
@@ -40,7 +47,10 @@ def out_of_fold_losses(
     """Per-row losses that no row scores itself with.
 
     Rows outside the fit (weight 0) get the loss of ``fitted`` (the model on the kept rows);
-    each kept row gets the loss of the model fitted on the kept rows of the other folds.
+    each kept row gets the loss of the model fitted on the kept rows of the other folds. For a
+    classifier (``stratify``), other folds that hold a single class (the rows of a rare class
+    all in the scored fold) give the constant model of that class: most classifiers refuse one
+    class, and no model fitted on one class predicts another.
     """
     losses = row_losses(fitted, X, y)
     kept = np.flatnonzero(row_weights > 0)
@@ -48,7 +58,12 @@ def out_of_fold_losses(
     for train, test in folds.split(kept, y[kept]):
         fold_weights = np.zeros_like(row_weights)
         fold_weights[kept[train]] = row_weights[kept[train]]
-        model = fit_rows(estimator, X, y, fold_weights, weighted)
+        if stratify and np.unique(y[kept[train]]).size < 2:
+            model = DummyClassifier(strategy="prior").fit(
+                np.zeros((train.size, 1)), y[kept[train]]
+            )
+        else:
+            model = fit_rows(estimator, X, y, fold_weights, weighted)
         rows = kept[test]
         losses[rows] = row_losses(model, _safe_indexing(X, rows), y[rows])
     return losses

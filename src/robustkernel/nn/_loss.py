@@ -36,8 +36,9 @@ def subquantile_loss(losses: Any, epsilon: float, *, smoothing: float | None = N
     TypeError
         ``losses`` is not a torch tensor.
     ValueError
-        ``losses`` is not one-dimensional and non-empty, ``epsilon`` is outside [0, 0.5) or
-        ``smoothing`` is not positive.
+        ``losses`` is not one-dimensional and non-empty, ``epsilon`` is outside [0, 0.5), or
+        ``smoothing`` is not positive or outside the range of the losses' floating dtype
+        (s and 1 / s must be representable: about [3e-39, 3e38] in float32).
 
     Examples
     --------
@@ -63,6 +64,15 @@ def subquantile_loss(losses: Any, epsilon: float, *, smoothing: float | None = N
         raise ValueError(f"epsilon must be in [0, 0.5), got {epsilon}.")
     if smoothing is not None and not smoothing > 0:
         raise ValueError(f"smoothing must be positive or None, got {smoothing}.")
+    if smoothing is not None and losses.is_floating_point():
+        largest = float(torch.finfo(losses.dtype).max)
+        if not 1.0 / largest <= smoothing <= largest:
+            raise ValueError(
+                f"smoothing={smoothing:g} is outside the range that {losses.dtype} losses can "
+                f"use, [{1.0 / largest:.3g}, {largest:.3g}] (s and 1 / s must be "
+                "representable); smoothing=None gives the hard subquantile, the limit of large "
+                "smoothing."
+            )
     k = n_kept(losses.shape[0], epsilon)
     smallest = torch.topk(losses, k, largest=False, sorted=True).values
     if smoothing is None:

@@ -17,12 +17,60 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._fractions import n_kept
+from .._memory import InsufficientMemoryError, check_memory, row_chunks
 from .._version_stamp import VersionStamped
 from ._loss import subquantile_loss
 
 ACTIVATIONS = ("tanh", "relu", "sigmoid", "softplus")
 SOLVERS = ("gd", "momentum", "nesterov", "adam")
 MAD_TO_SD = 1.4826  # the median absolute deviation of N(0, 1) is 1 / 1.4826
+IQR_TO_SD = 1.3489795003921634  # the interquartile range of N(0, 1), which RobustScaler uses
+EPS = float(np.finfo(np.float64).eps)
+# The networks train in float32: every scaled input and target must be representable there.
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _median(values: np.ndarray, axis: int | None = None) -> Any:
+    """The median, without the overflow of np.median's mean of the two middle values."""
+    low = np.quantile(values, 0.5, axis=axis, method="lower")
+    high = np.quantile(values, 0.5, axis=axis, method="higher")
+    median = np.where(low == high, low, low / 2.0 + high / 2.0)
+    return float(median) if axis is None else median
+
+
+def _input_scaler(X: np.ndarray) -> RobustScaler:
+    """``RobustScaler(unit_variance=True)`` fitted on X, with scales that follow X's units.
+
+    RobustScaler takes an interquartile range below 10 x the machine epsilon as a constant
+    feature and leaves it unscaled, so that features in tiny units (1e-30) would reach the
+    network as zeros. Here such a feature is scaled by its interquartile range where that is
+    not roundoff of its magnitude, else (more than half of the values equal) by the median of
+    its nonzero deviations from the median (so a 0/1 feature is scaled as RobustScaler scales
+    it); a constant feature stays unscaled. The medians avoid np.median's overflow near the
+    largest floats.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        scaler = RobustScaler(unit_variance=True).fit(X)
+        if not np.all(np.isfinite(scaler.center_)):
+            scaler.center_ = _median(X, axis=0)
+        low, high = np.percentile(X, [25.0, 75.0], axis=0)
+        spread = high - low
+        magnitude = np.maximum(np.abs(low), np.abs(high))
+        for column in np.flatnonzero(spread < 10.0 * EPS):
+            if spread[column] > 10.0 * EPS * magnitude[column]:
+                scaler.scale_[column] = spread[column] / IQR_TO_SD
+                continue
+            deviations = np.abs(X[:, column] - scaler.center_[column])
+            nonzero = deviations[deviations > 10.0 * EPS * np.abs(scaler.center_[column])]
+            if nonzero.size:
+                scaler.scale_[column] = _median(nonzero) / IQR_TO_SD
+    return scaler
+
+
+def _largest_magnitude(values: np.ndarray) -> float:
+    """max |values|, inf when one of them is NaN (an overflow on the way)."""
+    magnitudes = np.abs(values)
+    return float(np.max(np.where(np.isnan(magnitudes), np.inf, magnitudes), initial=0.0))
 
 
 def _load_torch() -> Any:
@@ -120,6 +168,10 @@ class _BaseSubquantileMLP(VersionStamped, BaseEstimator):
         """Factor from training-scale losses to the reported ones."""
         return 1.0
 
+    def _in_output_units(self, outputs: np.ndarray) -> np.ndarray:
+        """Network outputs as the values the prediction methods start from."""
+        return outputs
+
     # -- fitting --------------------------------------------------------------------------------
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -137,15 +189,37 @@ class _BaseSubquantileMLP(VersionStamped, BaseEstimator):
         -------
         self : object
             The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            X or y hold values that the float32 training cannot represent after the internal
+            scaling, or the training diverged (a non-finite objective or weights: lower
+            ``learning_rate``). On any error the estimator keeps the state it had before the
+            call (fitted or not): nothing of the failed fit is stored.
+        InsufficientMemoryError
+            (a ValueError and a MemoryError) The network and its activations would not fit in
+            the memory available; lower ``hidden_units`` or the number of rows.
         """
+        state = dict(self.__dict__)
+        try:
+            return self._fit(X, y)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(state)
+            raise
+
+    def _fit(self, X: Any, y: Any) -> _BaseSubquantileMLP:
         torch = _load_torch()
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+        with np.errstate(over="ignore", invalid="ignore"):  # sklearn's sum of huge values
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
         targets = self._encode(y)
-        self.scaler_ = RobustScaler(unit_variance=True).fit(X)
-        Xs = self.scaler_.transform(X)
-        if not np.all(np.isfinite(Xs)):
-            raise ValueError("X holds values too large to scale; check the features.")
+        self.scaler_ = _input_scaler(X)
+        with np.errstate(over="ignore", invalid="ignore"):
+            Xs = self.scaler_.transform(X)
+        self._check_float32_range(Xs)
         device = self._torch_device(torch)
+        self._check_memory(torch, device, *X.shape)
         generator = torch.Generator().manual_seed(
             int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         )
@@ -159,35 +233,103 @@ class _BaseSubquantileMLP(VersionStamped, BaseEstimator):
         layers = (network[0], network[2])
         self.coefs_ = [layer.weight.detach().cpu().double().numpy().T for layer in layers]
         self.intercepts_ = [layer.bias.detach().cpu().double().numpy() for layer in layers]
-        losses = self._numpy_losses(self._forward(Xs), targets) * self._loss_scale()
+        # The kept rows are chosen on the training-scale losses (exact whatever the targets'
+        # units); the reported losses are in the targets' units, inf where they overflow.
+        losses = self._numpy_losses(self._forward(Xs), targets)
         k = n_kept(len(losses), self.epsilon)
         order = np.argsort(losses, kind="stable")
         self.inlier_mask_ = np.zeros(len(losses), dtype=bool)
         self.inlier_mask_[order[:k]] = True
-        self.outlier_scores_ = losses
-        self.threshold_ = float(losses[order[k - 1]])
-        self.objective_history_ = np.asarray(history) * self._loss_scale()
+        self.outlier_scores_ = self._in_target_units(losses)
+        self.threshold_ = float(self.outlier_scores_[order[k - 1]])
+        self.objective_history_ = self._in_target_units(np.asarray(history))
         return self
 
-    def _forward(self, Xs: np.ndarray) -> np.ndarray:
-        """The trained network on scaled inputs, in NumPy (float64): outputs (n, n_outputs)."""
-        hidden = Xs @ self.coefs_[0] + self.intercepts_[0]
-        if self.activation == "tanh":
-            hidden = np.tanh(hidden)
-        elif self.activation == "relu":
-            hidden = np.maximum(hidden, 0.0)
-        elif self.activation == "sigmoid":
-            hidden = expit(hidden)
+    def _check_float32_range(self, Xs: np.ndarray) -> None:
+        """Refuse scaled inputs that float32, the training's precision, cannot hold."""
+        magnitudes = np.abs(Xs)
+        if np.all(magnitudes <= FLOAT32_MAX):  # False for NaN too
+            return
+        column = int(np.argmax(np.any(~(magnitudes <= FLOAT32_MAX), axis=0)))
+        raise ValueError(
+            f"X holds values too large for the network, which trains in float32: after the "
+            f"internal scaling (median and interquartile range), feature {column} reaches "
+            f"|x| = {_largest_magnitude(Xs[:, column]):.3g}, beyond float32's "
+            f"{FLOAT32_MAX:.3g}. Such values are extreme outliers of their feature (a "
+            "scaler such as StandardScaler or RobustScaler cannot bring them in range): clip or "
+            "remove them, or transform the feature (e.g. np.log1p or QuantileTransformer)."
+        )
+
+    def _check_memory(self, torch: Any, device: Any, n_samples: int, n_features: int) -> None:
+        """Refuse a network whose training would not fit in memory, before allocating it."""
+        hidden, outputs = self.hidden_units, self._n_outputs()
+        parameters = n_features * hidden + hidden + hidden * outputs + outputs
+        # float32: weights, gradients and two optimizer buffers; the data; the activations of
+        # the full data (pre-activation, activation and their gradients) and the outputs.
+        floats = 4.0 * parameters + n_samples * (n_features + 1.0)
+        floats += n_samples * (4.0 * hidden + 3.0 * outputs)
+        needed = 4.0 * floats
+        what = (
+            f"{type(self).__name__}: training hidden_units={hidden} on {n_samples} rows x "
+            f"{n_features} features"
+        )
+        remedy = "lower hidden_units or train on fewer rows"
+        if device.type == "cuda":
+            free = float(torch.cuda.mem_get_info(device)[0])
+            if needed > free:
+                raise InsufficientMemoryError(
+                    f"{what} needs about {needed / 2**30:.1f} GiB, but only "
+                    f"{free / 2**30:.1f} GiB of GPU memory is free on {device}; {remedy}."
+                )
         else:
-            hidden = np.logaddexp(0.0, hidden)
-        return hidden @ self.coefs_[1] + self.intercepts_[1]
+            check_memory(needed, what, remedy)
+
+    def _in_target_units(self, values: np.ndarray) -> np.ndarray:
+        """Training-scale losses in the targets' units: inf where they overflow, never NaN."""
+        values = np.asarray(values, dtype=np.float64)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            scaled = values * np.float64(self._loss_scale())
+        return np.where(values == 0.0, 0.0, scaled)
+
+    def _forward(self, Xs: np.ndarray) -> np.ndarray:
+        """The trained network on scaled inputs, in NumPy (float64): outputs (n, n_outputs).
+
+        Runs over blocks of rows, so that the hidden activations stay small whatever n.
+        """
+        outputs = np.empty((Xs.shape[0], self.coefs_[1].shape[1]))
+        for rows in row_chunks(Xs.shape[0], self.coefs_[0].shape[1]):
+            hidden = Xs[rows] @ self.coefs_[0] + self.intercepts_[0]
+            if self.activation == "tanh":
+                hidden = np.tanh(hidden)
+            elif self.activation == "relu":
+                hidden = np.maximum(hidden, 0.0)
+            elif self.activation == "sigmoid":
+                hidden = expit(hidden)
+            else:
+                hidden = np.logaddexp(0.0, hidden)
+            outputs[rows] = hidden @ self.coefs_[1] + self.intercepts_[1]
+        return outputs
 
     def _torch_device(self, torch: Any) -> Any:
+        """The torch device of ``device``; a ValueError naming it when it cannot train here."""
         if self.device is None:
             return torch.device("cpu")
         from ..subquantile._torch_backend import torch_device
 
-        return torch_device(self.device)
+        device = torch_device(self.device)
+        if device.type == "meta":
+            raise ValueError(
+                f"device={self.device!r} holds no data and cannot train a network; use 'cpu', "
+                "'cuda' or None (the CPU)."
+            )
+        try:
+            torch.zeros(1, device=device)
+        except RuntimeError as error:
+            raise ValueError(
+                f"device={self.device!r} is not available with this PyTorch build; use 'cpu', "
+                "'cuda' (with a CUDA build and GPU) or None (the CPU)."
+            ) from error
+        return device
 
     def _network(self, torch: Any, n_features: int, generator: Any) -> Any:
         """Linear - activation - linear, Glorot-uniform weights and zero biases."""
@@ -236,7 +378,8 @@ class _BaseSubquantileMLP(VersionStamped, BaseEstimator):
     ) -> list[float]:
         """Full-batch steps (``batch_size=None``) or epochs of mini-batches; stops when the
         full-data objective has not improved by ``tol`` (relative) for ``n_iter_no_change``
-        iterations (epochs)."""
+        iterations (epochs). Raises a ValueError when the objective or the weights stop being
+        finite (the steps diverged or overflowed float32)."""
         n = inputs.shape[0]
         history: list[float] = []
         best, stalled = np.inf, 0
@@ -255,25 +398,46 @@ class _BaseSubquantileMLP(VersionStamped, BaseEstimator):
                 self._epoch(torch, network, optimizer, inputs, targets, kept, generator)
                 with torch.no_grad():
                     value = float(self._objective(torch, network, inputs, targets))
+            if not np.isfinite(value):
+                raise ValueError(
+                    self._diverged(f"the objective became {value} at iteration {iteration}")
+                )
             history.append(value)
             self.n_iter_ = iteration
             if self.verbose and iteration % 100 == 0:
                 print(f"[{type(self).__name__}] iteration {iteration}: objective {value:.6g}")
-            if value < best * (1.0 - self.tol):
+            # progress relative to |best|: the smoothed objective can be negative
+            if not np.isfinite(best) or value < best - self.tol * abs(best):
                 best, stalled = value, 0
             else:
                 stalled += 1
                 if stalled >= self.n_iter_no_change:
                     self.converged_ = True
                     break
+        with torch.no_grad():
+            finite = all(bool(torch.isfinite(weight).all()) for weight in network.parameters())
+        if not finite:  # the last full-batch step, after its objective was measured
+            raise ValueError(
+                self._diverged(f"the weights became non-finite at iteration {self.n_iter_}")
+            )
         if not self.converged_:
             warnings.warn(
                 f"{type(self).__name__}: the objective still decreased after max_iter="
                 f"{self.max_iter} iterations; increase max_iter or learning_rate.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=5,  # the caller of fit (through _fit_context and _fit)
             )
         return history
+
+    def _diverged(self, what: str) -> str:
+        """The message of a training that left the float32 range."""
+        smoothing = "" if self.smoothing is None else f", smoothing={self.smoothing:g}"
+        return (
+            f"{type(self).__name__}: the training diverged: {what} (float32). The steps are "
+            f"too large for the data: lower learning_rate (now {self.learning_rate:g}; with "
+            f"alpha={self.alpha:g}{smoothing}), or scale X and y, whose extreme values can "
+            "overflow float32 on the rows the network keeps. The estimator is left as it was."
+        )
 
     def _kept_rows(self, torch: Any, network: Any, inputs: Any, targets: Any) -> Any:
         """Indices of the k rows of smallest loss under the current network."""
@@ -307,10 +471,25 @@ class _BaseSubquantileMLP(VersionStamped, BaseEstimator):
     # -- prediction -----------------------------------------------------------------------------
 
     def _outputs(self, X: Any) -> np.ndarray:
-        """Network outputs on X, shape (n_samples, n_outputs) (NumPy: no PyTorch needed)."""
+        """Network outputs on X in the units of the prediction methods (NumPy: no PyTorch).
+
+        Raises a ValueError naming X when rows hold values so large that the outputs overflow
+        float64 (never NaN or inf predictions).
+        """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self._forward(self.scaler_.transform(X))
+        with np.errstate(over="ignore", invalid="ignore"):
+            X = validate_data(self, X, dtype=np.float64, reset=False)
+            outputs = self._in_output_units(self._forward(self.scaler_.transform(X)))
+        finite = np.isfinite(outputs).reshape(outputs.shape[0], -1).all(axis=1)
+        if not finite.all():
+            rows = np.flatnonzero(~finite)
+            raise ValueError(
+                f"X holds values so large that the network's outputs overflow float64 in "
+                f"{rows.size} row(s) (first: {rows[:5].tolist()}); clip or remove the extreme "
+                "values of X (each feature is scaled by the median and interquartile range of "
+                "the training data)."
+            )
+        return outputs
 
 
 class SubquantileMLPRegressor(RegressorMixin, _BaseSubquantileMLP):
@@ -372,13 +551,19 @@ class SubquantileMLPRegressor(RegressorMixin, _BaseSubquantileMLP):
     intercepts_ : list of two ndarrays
         Biases of the two layers.
     scaler_ : RobustScaler
-        The input scaling.
+        The input scaling: median and interquartile range (/ 1.349) of every feature; a
+        feature with more than half of its values equal is scaled by the median of its
+        nonzero deviations from the median instead.
     target_center_, target_scale_ : float
-        The target scaling: median and 1.4826 x the median absolute deviation.
+        The target scaling: median and 1.4826 x the median absolute deviation (of the nonzero
+        deviations where more than half of the targets are equal; |y| for constant targets, 1
+        for zeros).
     inlier_mask_ : ndarray of bool, shape (n_samples,)
         True for the k rows of smallest squared residual under the trained network.
     outlier_scores_ : ndarray of shape (n_samples,)
-        Squared residual of every training row; larger is more suspect.
+        Squared residual of every training row; larger is more suspect (inf where the square
+        overflows float64, for targets beyond ~1e154; ``inlier_mask_`` is chosen on the scaled
+        residuals, exact whatever the targets' magnitude).
     threshold_ : float
         The k-th smallest squared residual.
     objective_history_ : ndarray of shape (``n_iter_``,)
@@ -424,11 +609,49 @@ class SubquantileMLPRegressor(RegressorMixin, _BaseSubquantileMLP):
     """
 
     def _encode(self, y: Any) -> np.ndarray:
-        y = np.asarray(y, dtype=np.float64)
-        self.target_center_ = float(np.median(y))
-        scale = MAD_TO_SD * float(np.median(np.abs(y - self.target_center_)))
-        self.target_scale_ = scale if scale > 0 else max(float(np.std(y)), 1.0)
-        return (y - self.target_center_) / self.target_scale_
+        """(y - median) / spread in float64, refused when float32 cannot hold the result.
+
+        The spread is 1.4826 x the median absolute deviation; where more than half of the
+        targets are equal, 1.4826 x the median of the nonzero deviations (|y| when y is
+        constant, 1 when it is 0), so that the scaling follows the targets' units (tiny targets
+        are not flattened to zero by the float32 training, huge ones do not overflow).
+        """
+        try:
+            y = np.asarray(y, dtype=np.float64)
+        except (TypeError, ValueError) as error:
+            raise ValueError(
+                f"y must hold numbers for a regressor, got an array of dtype {y.dtype} that "
+                "does not convert to float; for labels use SubquantileMLPClassifier."
+            ) from error
+        if not np.all(np.isfinite(y)):
+            raise ValueError(
+                "y holds NaN or infinite values (missing targets?); remove those rows."
+            )
+        center = _median(y)
+        with np.errstate(over="ignore", invalid="ignore"):
+            deviations = np.abs(y - center)
+            scale = MAD_TO_SD * _median(deviations)
+            if scale == 0.0:
+                nonzero = deviations[deviations > 0.0]
+                scale = MAD_TO_SD * _median(nonzero) if nonzero.size else abs(center) or 1.0
+            targets = (y - center) / scale
+        if not np.isfinite(scale):
+            raise ValueError(
+                f"y spans too wide a range for the network: its spread around the median "
+                f"{center:.3g} (1.4826 x the median absolute deviation) overflows float64. "
+                "Rescale y (e.g. divide it by a constant) or remove its extreme values."
+            )
+        if not np.all(np.abs(targets) <= FLOAT32_MAX):  # False for NaN too
+            raise ValueError(
+                f"y spans too wide a range for the network, which trains in float32: centred "
+                f"on its median {center:.3g} and divided by its spread {scale:.3g} (1.4826 x "
+                f"the median absolute deviation), |y| reaches "
+                f"{_largest_magnitude(targets):.3g}, beyond float32's {FLOAT32_MAX:.3g}. "
+                "Remove, clip or transform the extreme values of y."
+            )
+        self.target_center_ = center
+        self.target_scale_ = scale
+        return targets
 
     def _n_outputs(self) -> int:
         return 1
@@ -440,7 +663,11 @@ class SubquantileMLPRegressor(RegressorMixin, _BaseSubquantileMLP):
         return (outputs[:, 0] - targets) ** 2
 
     def _loss_scale(self) -> float:
-        return self.target_scale_**2
+        with np.errstate(over="ignore", under="ignore"):  # targets beyond ~1e154: inf
+            return float(np.float64(self.target_scale_) ** 2)
+
+    def _in_output_units(self, outputs: np.ndarray) -> np.ndarray:
+        return outputs[:, 0] * self.target_scale_ + self.target_center_
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted targets.
@@ -455,7 +682,7 @@ class SubquantileMLPRegressor(RegressorMixin, _BaseSubquantileMLP):
         y : ndarray of shape (n_samples,)
             The network's outputs in the units of the training targets.
         """
-        return self._outputs(X)[:, 0] * self.target_scale_ + self.target_center_
+        return self._outputs(X)
 
 
 class SubquantileMLPClassifier(ClassifierMixin, _BaseSubquantileMLP):
@@ -514,7 +741,7 @@ class SubquantileMLPClassifier(ClassifierMixin, _BaseSubquantileMLP):
     intercepts_ : list of two ndarrays
         Biases of the two layers.
     scaler_ : RobustScaler
-        The input scaling.
+        The input scaling, as :class:`SubquantileMLPRegressor`'s.
     inlier_mask_ : ndarray of bool, shape (n_samples,)
         True for the k rows of smallest cross-entropy under the trained network.
     outlier_scores_ : ndarray of shape (n_samples,)

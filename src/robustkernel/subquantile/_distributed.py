@@ -60,7 +60,7 @@ from ._objective import Evaluation
 from ._refine import drop_implausible
 from ._refits import ROUGH_TOL, lbfgs_penalized, ridge_from_sums
 from ._result import FitResult
-from ._settings import FitSettings
+from ._settings import FitSettings, is_dask_array
 from ._solvers import SolverResult
 from ._tasks import Task
 
@@ -72,15 +72,10 @@ LBFGS_MAX_ITER = 1000
 def distributed_fit(
     settings: FitSettings, task: Task, X: Any, y: Any, sample_fit: Callable[..., Any]
 ) -> FitResult:
-    """Fit the validated configuration on the Dask arrays X, y; ``sample_fit(X, y)`` fits it in
+    """Fit the validated configuration on the Dask array X and y (a Dask array, or n values
+    taken in X's row chunks; :func:`_checked_inputs`); ``sample_fit(X, y)`` fits it in
     memory (an estimator with ``epsilon_``, ``alpha_``, ``gamma_``) on the "auto" sample."""
-    if X.ndim != 2 or y.ndim not in (1, 2) or X.shape[0] != y.shape[0]:
-        raise ValueError(
-            f"X must be a 2-d and y a 1-d (or 2-d) Dask array with as many rows; got shapes "
-            f"{X.shape} and {y.shape}."
-        )
-    if task.classifier and y.ndim != 1:
-        raise ValueError(f"A classifier takes 1-d labels; got y of shape {y.shape}.")
+    y = _checked_inputs(task, X, y)
     X = X.astype(np.float64).rechunk({1: -1})
     n, d = X.shape
     epsilon, alpha, gamma = _resolved_settings(settings, X, y, sample_fit)
@@ -139,6 +134,89 @@ def distributed_fit(
         gamma=gamma,
         n_features_in=d,
     )
+
+
+def _checked_inputs(task: Task, X: Any, y: Any) -> Any:
+    """Refuse X, y the fit cannot use, by name; y as a Dask array (a NumPy y or any array-like
+    is wrapped in the row chunks of X: it is n values, as the per-row results are).
+
+    Shapes, lengths and dtypes are read from the arrays' metadata. Values take one pass, one
+    task per chunk, X and y computed together (only float X, float or object y: integers and
+    booleans are finite): the first NaN, infinity or missing label is named with its 0-based
+    row and its chunk."""
+    import dask.array as da
+
+    if not is_dask_array(y):
+        y = np.asarray(y)
+        rows = X.chunks[0] if X.ndim == 2 and y.ndim and len(y) == X.shape[0] else "auto"
+        y = da.from_array(y, chunks=(rows, *y.shape[1:]) if y.ndim else ())
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-d Dask array (rows, features); got shape {X.shape}.")
+    if y.ndim not in (1, 2) or (task.classifier and y.ndim != 1):
+        labels = "1-d labels" if task.classifier else "1-d (or 2-d) targets"
+        raise ValueError(f"y must hold {labels}; got shape {y.shape}.")
+    for name, array in (("X", X), ("y", y)):
+        if np.isnan(array.shape[0]):
+            raise ValueError(
+                f"{name} has unknown chunk sizes (rows selected by a Dask mask?): call "
+                f"{name}.compute_chunk_sizes() before the fit."
+            )
+    if X.shape[0] != y.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows and y {y.shape[0]}; they must match.")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"X has no {'rows' if X.shape[0] == 0 else 'feature column'}.")
+    numeric = {"X": X.dtype} | ({} if task.classifier else {"y": y.dtype})
+    for name, dtype in numeric.items():
+        if dtype.kind not in "biuf":
+            raise ValueError(
+                f"{name} has dtype {dtype}; the fit takes numeric {name} (bool, integer or "
+                f"float): convert it first, e.g. {name}.astype(float)."
+            )
+    if y.dtype.kind in "cV":
+        raise ValueError(f"y has dtype {y.dtype}: such class labels are not supported.")
+    _refuse_nonfinite({name: a for name, a in (("X", X), ("y", y)) if a.dtype.kind in "fO"})
+    return y
+
+
+def _refuse_nonfinite(arrays: dict[str, Any]) -> None:
+    """One pass over ``arrays`` (their chunks computed together): ValueError at the first NaN,
+    infinity or missing label, naming the array, the row, X's column and the chunk."""
+    import dask
+
+    tasks, places = [], []
+    for name, array in arrays.items():
+        blocks = array.to_delayed()
+        blocks = blocks.reshape(blocks.shape[0], -1)
+        rows = np.cumsum((0, *array.chunks[0]))
+        columns = np.cumsum((0, *(array.chunks[1] if array.ndim == 2 else (1,))))
+        for (i, j), block in np.ndenumerate(blocks):
+            tasks.append(dask.delayed(_first_nonfinite)(block))
+            places.append((name, i, rows[i], columns[j], len(rows) - 1))
+    for (name, chunk, row, column, nchunks), found in zip(
+        places, dask.compute(*tasks), strict=True
+    ):
+        if found is not None:
+            at = f"row {row + found[0]}" + (f", column {column + found[1]}" if name == "X" else "")
+            raise ValueError(
+                f"{name} holds {found[2]} ({at}, in chunk {chunk + 1} of {nchunks} along the "
+                "rows); drop or impute such rows before the fit."
+            )
+
+
+def _first_nonfinite(block: np.ndarray) -> tuple[int, int, str] | None:
+    """(row, column, what) of the first NaN or infinity (float ``block``) or missing value
+    (object ``block``: None, NaN, pandas.NA) in ``block``; None if there is none."""
+    import pandas as pd
+
+    block = block.reshape(len(block), -1)
+    bad = pd.isna(block) if block.dtype.kind == "O" else ~np.isfinite(block)
+    rows = np.flatnonzero(bad.any(axis=1))
+    if rows.size == 0:
+        return None
+    column = int(np.flatnonzero(bad[rows[0]])[0])
+    value = block[rows[0], column]
+    missing = value is None or value is pd.NA
+    return int(rows[0]), column, "a missing value" if missing else f"the value {value}"
 
 
 class _ChunkedData:
@@ -435,7 +513,8 @@ def _reject_implausible(
     def implausible(mask: np.ndarray, state: SolverResult) -> np.ndarray:
         kept = da.from_array(mask, chunks=chunks)
         losses = da.from_array(state.evaluation.losses, chunks=chunks)
-        studentized = (losses * _variance_factors(data, fit, kept, alpha, fit_intercept)).persist()
+        factors = _variance_factors(data, fit, kept, alpha, fit_intercept)
+        studentized = da.map_blocks(_scaled_losses, losses, factors, dtype=float).persist()
         studentized = da.where(da.isfinite(studentized), studentized, 0.0)
         count = int(mask.sum())
         middle = da.where(kept, studentized, np.inf)
@@ -456,6 +535,14 @@ def _reject_implausible(
 
     state = drop_implausible(result.evaluation.mask, result, implausible, refit)
     return replace(state, history=history)
+
+
+def _scaled_losses(losses: np.ndarray, factors: np.ndarray) -> np.ndarray:
+    """losses x factors per chunk; a row of leverage 1 (factor inf, loss 0) gives NaN quietly
+    (scored 0 next, as in memory): the chunks run in worker threads, beyond the client's
+    ``np.errstate``."""
+    with np.errstate(invalid="ignore"):
+        return losses * factors
 
 
 def _variance_factors(

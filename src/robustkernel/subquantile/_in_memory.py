@@ -98,6 +98,11 @@ class InMemoryFit:
         The estimator's memory guard of exact fits.
     sample_weight : ndarray, default=None
         Positive row weights (the weighted subquantile), or None.
+    map_rows : ndarray or sparse matrix, default=None
+        The rows the feature map is fitted on (Nystroem draws its landmarks from them): the
+        rows as given where X holds their distinct rows, so that the features do not depend on
+        whether copies were collapsed (and equal those of a Dask fit of the same rows); X where
+        None.
     """
 
     def __init__(
@@ -108,10 +113,12 @@ class InMemoryFit:
         target: EncodedTarget,
         check_memory: MemoryCheck,
         sample_weight: np.ndarray | None = None,
+        map_rows: Any = None,
     ) -> None:
         self.settings, self.task, self.X, self.target = settings, task, X, target
         self.check_memory = check_memory
         self.sample_weight = sample_weight
+        self.map_rows = X if map_rows is None else map_rows
         # Squared-loss targets are fitted divided by a power of two (exact) and the model
         # scaled back: no squared residual overflows, whatever the targets' magnitude.
         self.scale = target.loss.target_scale(target.Y)
@@ -268,7 +275,7 @@ class InMemoryFit:
                 settings.kernel,
                 params,
                 settings.random_state,
-                X,
+                self.map_rows,
             )
         except np.linalg.LinAlgError as error:  # the SVD of a landmark block with NaN or inf
             raise non_finite_error(NON_FINITE_FEATURES) from error
@@ -289,7 +296,7 @@ class InMemoryFit:
         landmarks = getattr(feature_map, "component_indices_", None)
         if landmarks is None:
             return
-        X, kernel = self.X, self.settings.kernel
+        X, kernel = self.map_rows, self.settings.kernel
         if kernel == "precomputed":
             K = X[np.ix_(landmarks, landmarks)]
         else:
@@ -297,7 +304,7 @@ class InMemoryFit:
         check_fit_kernel(K, X, kernel)
         landmark_common = {
             **common,
-            "Y": common["Y"][landmarks],
+            "Y": np.zeros((landmarks.size, common["Y"].shape[1])),  # the check needs no targets
             "k": landmarks.size,
             "floors": None,
             "alpha": resolvable_alpha(common["alpha"], float(np.trace(K))),
@@ -517,7 +524,7 @@ def _fit_distinct_rows(
         return _fit_rows(settings, task, X, y, check_memory, None)
     first = unique.first
     result = _fit_rows(
-        settings, task, _safe_indexing(X, first), y[first], check_memory, unique.weights
+        settings, task, _safe_indexing(X, first), y[first], check_memory, unique.weights, X
     )
     kept = spread_kept_weight(unique, result.row_weights, sample_weight)
     return replace(
@@ -535,8 +542,10 @@ def _fit_rows(
     y: np.ndarray,
     check_memory: MemoryCheck,
     weights: np.ndarray | None,
+    map_rows: Any = None,
 ) -> FitResult:
-    """The fit of every given row with positive ``weights`` (None: each counts 1).
+    """The fit of every given row with positive ``weights`` (None: each counts 1); the
+    feature map fitted on ``map_rows`` (:class:`InMemoryFit`).
 
     Weights other than 1 give the weighted subquantile: epsilon, alpha and gamma "auto", and
     the trim of refine="reject", are chosen by the fit without weights (which sees each row
@@ -548,14 +557,16 @@ def _fit_rows(
     """
     target = task.encode(y, settings.params, settings.estimator)
     if weights is None or np.all(weights == 1.0):
-        return InMemoryFit(settings, task, X, target, check_memory).run()
+        return InMemoryFit(settings, task, X, target, check_memory, map_rows=map_rows).run()
     scale = _weight_scale(weights)
     weights = weights / scale  # exact: a power of two
     chosen = None
     weighted = settings.replace(refine=None)
     automatic = [name for name in ("epsilon", "alpha", "gamma") if settings.is_auto(name)]
     if automatic or settings.refine is not None:
-        chosen = InMemoryFit(settings.replace(verbose=0), task, X, target, check_memory).run()
+        chosen = InMemoryFit(
+            settings.replace(verbose=0), task, X, target, check_memory, map_rows=map_rows
+        ).run()
         # the weight of the rows it trimmed: the trim in the weighted fit's units
         trimmed = float(weights[~chosen.inlier_mask].sum() / weights.sum())
         alpha = chosen.alpha
@@ -565,7 +576,7 @@ def _fit_rows(
             epsilon=min(trimmed, _auto_epsilon.MAX_EPSILON), alpha=alpha, gamma=chosen.gamma
         )
     inner = weighted.replace(alpha=float(weighted.alpha) / scale)
-    result = InMemoryFit(inner, task, X, target, check_memory, weights).run()
+    result = InMemoryFit(inner, task, X, target, check_memory, weights, map_rows).run()
     with np.errstate(over="ignore"):
         history = result.objective_history * scale
         kept = result.row_weights * scale  # each row's kept weight, in the given units

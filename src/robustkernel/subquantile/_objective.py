@@ -125,20 +125,26 @@ def kept_weights(
     bound keeps the part it needs."""
     n = losses.shape[0]
     weights = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    # in units of a power of two near the largest weight (exact): sums of weights of any
+    # magnitude neither overflow nor lose digits to subnormals
+    unit = 2.0 ** np.floor(np.log2(weights.max())) if n and weights.max() > 0 else 1.0
     order = np.argsort(losses, kind="stable") if order is None else order
-    ordered = weights[order]
+    ordered = weights[order] / unit
     kept = np.zeros(n)
     if floors is not None:  # each class's smallest losses first, up to its floor
         labels = floors.labels[order]
         for label in np.unique(labels):
             rows = np.flatnonzero(labels == label)
             before = np.cumsum(ordered[rows]) - ordered[rows]
-            kept[rows] = np.clip(floors.minimum[label] - before, 0.0, ordered[rows])
+            kept[rows] = np.clip(floors.minimum[label] / unit - before, 0.0, ordered[rows])
     spare = ordered - kept
     before = np.cumsum(spare) - spare
-    kept += np.clip(needed - kept.sum() - before, 0.0, spare)
+    kept += np.clip(needed / unit - kept.sum() - before, 0.0, spare)
+    # a part below 1e-12 of a row's weight is the rounding of the running sums, not a choice
+    # (uniform weights of 0.1 kept a 1e-14 sliver of one row too many)
+    kept[kept < 1e-12 * ordered] = 0.0
     result = np.empty(n)
-    result[order] = kept
+    result[order] = kept * unit
     return result
 
 

@@ -40,15 +40,17 @@ class UniqueRows:
 
 def unique_rows(X: Any, y: np.ndarray, weights: np.ndarray | None = None) -> UniqueRows:
     """The distinct (features, target) rows of ``X``, ``y`` (dense or sparse X), sorted by
-    content, with the summed ``weights`` (1 per row where None)."""
+    content (their non-zero positions and values, then the target: the same order for a dense X
+    and its sparse form), with the summed ``weights`` (1 per row where None)."""
     n = y.shape[0]
     target = _target_key(y)
-    if sparse.issparse(X):
-        inverse, first = _sparse_groups(sparse.csr_array(X), target)
-    else:
+    if weights is None and not sparse.issparse(X):
+        # the common case, found fast: no copies, so no canonical order is needed
         table = np.column_stack([np.asarray(X, dtype=float), target])
-        _, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
-    inverse = np.asarray(inverse).ravel()
+        if np.unique(table, axis=0).shape[0] == n:
+            return UniqueRows(np.arange(n), np.arange(n), np.ones(n))
+    # dense rows take their sparse form: the same rows give the same order in either format
+    inverse, first = _sparse_groups(sparse.csr_array(X), target)
     per_row = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
     with np.errstate(over="ignore"):
         totals = np.bincount(inverse, weights=per_row, minlength=first.size)
