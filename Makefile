@@ -12,7 +12,7 @@ OLDEST_TESTS := tests/test_subquantile_estimators.py tests/test_baselines.py tes
 	tests/test_metric_kernel_ridge.py
 ONE_THREAD := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
-.PHONY: venv demo test docs docs-check lint wheel-check test-oldest bench bench-peers bench-robust reproduce clean
+.PHONY: venv demo test test-slow docs docs-check lint wheel-check test-oldest bench bench-peers bench-robust reproduce clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +30,12 @@ demo: $(STAMP)
 # (skops, the CPU build of PyTorch, dask) so that no test skips for a missing module.
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(ONE_THREAD) $(BIN)/python -m pytest -q
+	$(ONE_THREAD) $(BIN)/python -m pytest -q -m "not slow"
+
+# The heaviest tests (Dask clusters, the 800,000-row worker-memory check, the slowest example):
+# kept out of the default suite so that it stays under ten minutes; CI runs them too.
+test-slow: $(STAMP)
+	$(ONE_THREAD) $(BIN)/python -m pytest -q -m slow
 
 # The documentation site into docs/_build/html (warnings are errors; the gallery runs every
 # script in examples/), then its check: titles, images, no raw markup, and screenshots of three

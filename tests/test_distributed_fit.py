@@ -60,6 +60,7 @@ def test_ties_at_the_threshold_are_broken_by_row_index_as_in_memory(client):
     np.testing.assert_array_equal(model.inlier_mask_, memory.inlier_mask_)
 
 
+@pytest.mark.slow  # 800,000 rows: make test-slow
 def test_features_larger_than_a_worker_memory_limit():
     """n x m features of 640 MB with workers limited to 600 MB: the features are computed per
     chunk in every pass and never stored, so the fit completes. (A worker process holds about
@@ -177,7 +178,7 @@ def classes(n: int, n_classes: int, seed: int = 0):
     return X, noisy, flipped
 
 
-@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("n_classes", [2, pytest.param(3, marks=pytest.mark.slow)])
 def test_distributed_classifier_equals_the_in_memory_feature_path(client, n_classes):
     """L-BFGS on the client with one pass per evaluation: the same kept rows, probabilities
     equal up to the solver's tolerance (the sums run in another order)."""
@@ -197,6 +198,7 @@ def test_distributed_classifier_equals_the_in_memory_feature_path(client, n_clas
     assert model.inlier_mask_[flipped].mean() < 0.2
 
 
+@pytest.mark.slow  # L-BFGS as passes, class by class: make test-slow
 def test_class_floors_are_selected_as_in_memory(client):
     """A small class with most of its labels wrong: half of it is kept anyway (the floor
     binds), on Dask as in memory."""

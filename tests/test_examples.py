@@ -24,7 +24,18 @@ def test_every_example_is_listed():
     assert sorted(path.name for path in EXAMPLES.glob("*.py")) == sorted(EXPECTED_OUTPUT)
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED_OUTPUT))
+# The gallery of the documentation build runs every example too; the slowest one only with
+# make test-slow here.
+SLOW_EXAMPLES = {"any_estimator.py"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.slow) if name in SLOW_EXAMPLES else name
+        for name in sorted(EXPECTED_OUTPUT)
+    ],
+)
 def test_example_runs(name, capsys, monkeypatch):
     if name in NEED_TORCH:
         pytest.importorskip("torch", reason="the example needs the optional PyTorch extra")

@@ -18,6 +18,7 @@ def _results(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.drop(columns=timing).sort_values(list(frame.columns[:3])).reset_index(drop=True)
 
 
+@pytest.mark.slow  # a LocalCluster of processes: make test-slow
 def test_dask_local_cluster_gives_the_local_results_table(tmp_path):
     pytest.importorskip("dask.distributed")
     from dask.distributed import LocalCluster
