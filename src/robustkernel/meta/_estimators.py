@@ -438,10 +438,10 @@ class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
         The largest loss among the kept rows (of the last trim's ranking), in the units of
         ``outlier_scores_``.
     target_scale_ : float
-        The power of two nearest below the median |y| of the rows of positive weight: the
-        losses are ranked as ((y - prediction) / target_scale_)^2, so that the squares neither
-        overflow (|y| above ~1e154) nor underflow (below ~1e-154); the flags do not depend on
-        the units of y.
+        The power of two nearest below the median abs(y) of the rows of positive weight: the
+        losses are ranked as ``((y - prediction) / target_scale_) ** 2``, so that the squares
+        neither overflow (abs(y) above ~1e154) nor underflow (below ~1e-154); the flags do not
+        depend on the units of y.
     row_weights_ : ndarray of shape (n_samples,)
         Weight of each row in the final fit: 1 (its ``sample_weight``) for kept rows, 0 for
         the others, a part of its weight for the one row that completes (1 - epsilon).

@@ -556,7 +556,7 @@ class SubquantileMLPRegressor(RegressorMixin, _BaseSubquantileMLP):
         nonzero deviations from the median instead.
     target_center_, target_scale_ : float
         The target scaling: median and 1.4826 x the median absolute deviation (of the nonzero
-        deviations where more than half of the targets are equal; |y| for constant targets, 1
+        deviations where more than half of the targets are equal; abs(y) for constant targets, 1
         for zeros).
     inlier_mask_ : ndarray of bool, shape (n_samples,)
         True for the k rows of smallest squared residual under the trained network.
@@ -612,7 +612,7 @@ class SubquantileMLPRegressor(RegressorMixin, _BaseSubquantileMLP):
         """(y - median) / spread in float64, refused when float32 cannot hold the result.
 
         The spread is 1.4826 x the median absolute deviation; where more than half of the
-        targets are equal, 1.4826 x the median of the nonzero deviations (|y| when y is
+        targets are equal, 1.4826 x the median of the nonzero deviations (abs(y) when y is
         constant, 1 when it is 0), so that the scaling follows the targets' units (tiny targets
         are not flattened to zero by the float32 training, huge ones do not overflow).
         """
