@@ -284,3 +284,21 @@ def test_unique_rows_of_sparse_rows_are_those_of_the_dense_rows():
         np.testing.assert_array_equal(groups.inverse, dense.inverse)
         np.testing.assert_array_equal(groups.first, dense.first)
         np.testing.assert_array_equal(groups.weights, dense.weights)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e300, 1e-300])
+def test_copies_are_found_as_sorting_the_rows_finds_them(scale):
+    """The O(n)-memory check of duplicate rows (random projection, then exact comparison)
+    against np.unique of the whole table, with features that overflow the projection too."""
+    from robustkernel.subquantile._unique_rows import unique_rows
+
+    rng = np.random.default_rng(7)
+    for trial in range(30):
+        n = int(rng.integers(2, 40))
+        X = rng.integers(-2, 3, size=(n, 2)) * scale  # small integers: copies are common
+        y = rng.integers(0, 2, size=n).astype(float)
+        if trial % 3 == 0:
+            X = rng.normal(size=(n, 2)) * scale  # no copies
+        table = np.column_stack([X, y])
+        expected = np.unique(table, axis=0).shape[0] < n
+        assert unique_rows(X, y).has_copies == expected

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from .._memory import row_chunks
+
 
 @dataclass(frozen=True)
 class UniqueRows:
@@ -44,11 +46,9 @@ def unique_rows(X: Any, y: np.ndarray, weights: np.ndarray | None = None) -> Uni
     and its sparse form), with the summed ``weights`` (1 per row where None)."""
     n = y.shape[0]
     target = _target_key(y)
-    if weights is None and not sparse.issparse(X):
-        # the common case, found fast: no copies, so no canonical order is needed
-        table = np.column_stack([np.asarray(X, dtype=float), target])
-        if np.unique(table, axis=0).shape[0] == n:
-            return UniqueRows(np.arange(n), np.arange(n), np.ones(n))
+    if weights is None and not sparse.issparse(X) and not _has_copies(np.asarray(X), target):
+        # the common case, found in O(n) memory: no copies, so no canonical order is needed
+        return UniqueRows(np.arange(n), np.arange(n), np.ones(n))
     # dense rows take their sparse form: the same rows give the same order in either format
     inverse, first = _sparse_groups(sparse.csr_array(X), target)
     per_row = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
@@ -60,6 +60,34 @@ def unique_rows(X: Any, y: np.ndarray, weights: np.ndarray | None = None) -> Uni
             "divide every weight by a common factor (the fit depends on their ratios and alpha)."
         )
     return UniqueRows(np.asarray(first), inverse, totals)
+
+
+def _has_copies(X: np.ndarray, target: np.ndarray) -> bool:
+    """Whether two rows of (X, target) are equal: rows of equal random projection (columns
+    scaled to magnitude 1 first), checked exactly; a projection costs n values, where sorting
+    the rows would copy the table."""
+    n = X.shape[0]
+    if n < 2:
+        return False
+    direction = np.random.default_rng(0).standard_normal(X.shape[1] + target.shape[1])
+    keys = np.zeros(n)
+    with np.errstate(over="ignore", invalid="ignore"):
+        size = np.concatenate([np.abs(X).max(axis=0), np.abs(target).max(axis=0)])
+        unit = 2.0 ** np.floor(np.log2(np.where(size > 0, size, 1.0)))
+        weights = direction / unit  # each column at magnitude 1 (powers of two: exact)
+        for rows in row_chunks(n, X.shape[1] + target.shape[1]):
+            # elementwise, the same operations for every row: equal rows give equal keys
+            block = np.column_stack([X[rows], target[rows]]) * weights
+            keys[rows] = block.sum(axis=1)
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    tied = (ordered[1:] == ordered[:-1]) | np.isnan(ordered[1:])
+    if not tied.any():
+        return False
+    # every row in a run of equal keys, compared exactly (runs are short unless rows repeat)
+    rows = order[np.unique(np.r_[np.flatnonzero(tied), np.flatnonzero(tied) + 1])]
+    table = np.column_stack([X[rows], target[rows]])
+    return bool(np.unique(table, axis=0).shape[0] < rows.size)
 
 
 def _target_key(y: np.ndarray) -> np.ndarray:
