@@ -49,6 +49,16 @@ class EncodedTarget:
     single_output: bool
 
 
+def single_class_error(
+    estimator: str, label: Any, where: str = "the data contains"
+) -> ValueError:
+    """The error of a classifier fitted on one class (``where``: which rows hold only it)."""
+    label = label.item() if isinstance(label, np.generic) else label
+    return ValueError(
+        f"{estimator} needs samples of at least 2 classes; {where} only one class: {label!r}."
+    )
+
+
 def encode_target(y: np.ndarray, classifier: bool, estimator: str) -> EncodedTarget:
     """Encode validated targets ``y`` for a kernel model (``estimator`` names it in errors).
 
@@ -63,10 +73,7 @@ def encode_target(y: np.ndarray, classifier: bool, estimator: str) -> EncodedTar
     check_classification_targets(y)
     classes, encoded = np.unique(y, return_inverse=True)
     if classes.size < 2:
-        raise ValueError(
-            f"{estimator} needs samples of at least 2 classes; the data contains only one "
-            f"class: {classes[0]!r}."
-        )
+        raise single_class_error(estimator, classes[0])
     if classes.size == 2:
         return EncodedTarget(encoded.astype(float)[:, None], BinaryLogLoss(), classes, True)
     return EncodedTarget(np.eye(classes.size)[encoded], SoftmaxLoss(), classes, False)

@@ -45,7 +45,8 @@ def check_fit_kernel(K: np.ndarray, X: Any, kernel: KernelSpec) -> None:
     enough for float64 sums of products (:data:`KERNEL_MAGNITUDE_LIMIT`). A named kernel that
     overflows or grows beyond the limit gets a message naming the feature scale."""
     with np.errstate(invalid="ignore"):
-        largest = float(np.max(np.abs(K))) if np.size(K) else 0.0
+        # the larger of the extremes: no n x n temporary, as abs(K) would allocate
+        largest = float(max(K.max(), -K.min())) if np.size(K) else 0.0
     named = isinstance(kernel, str) and kernel != "precomputed"
     if np.isfinite(largest) and largest <= KERNEL_MAGNITUDE_LIMIT:
         return

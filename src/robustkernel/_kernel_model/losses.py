@@ -23,6 +23,14 @@ MAX_TARGET_RANGE = 1e100
 """Largest max |y| / median |y| a squared-loss fit accepts (squares and sums stay finite)."""
 
 
+def power_of_two_below(values: float | np.ndarray) -> float | np.ndarray:
+    """The largest power of two at most each positive value (1 for 0): dividing by it is exact,
+    and brings values of any magnitude to [1, 2) (target scales, weights of any magnitude)."""
+    values = np.asarray(values, dtype=float)
+    powers = np.where(values > 0, np.ldexp(1.0, np.frexp(values)[1] - 1), 1.0)
+    return float(powers) if powers.ndim == 0 else powers
+
+
 @dataclass(frozen=True)
 class Loss:
     """Base class: a loss l_i(F_i, Y_i) summed over the C output columns of row i.
@@ -114,7 +122,7 @@ class SquaredLoss(Loss):
         typical = typical if typical > 0.0 else largest
         if typical == 0.0:
             return 1.0
-        scale = float(np.ldexp(1.0, int(np.frexp(typical)[1]) - 1))
+        scale = power_of_two_below(typical)
         if largest / scale > MAX_TARGET_RANGE:
             raise ValueError(
                 f"The regression targets span too wide a range for squared losses in float64: "

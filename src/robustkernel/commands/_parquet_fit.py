@@ -41,7 +41,7 @@ from ..persistence import save_model
 from ..subquantile import _distributed
 from . import _fit_report as report
 from ._common import prediction_frame
-from ._tabular import MIN_TRAINING_ROWS, DataError, Table, check_class_counts
+from ._tabular import MIN_TRAINING_ROWS, DataError, Table, check_class_counts, first_line
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 N_MOST_SUSPECT = 10
@@ -95,11 +95,6 @@ class _Schema:
     types: dict[str, Any]
 
 
-def _reason(error: Exception) -> str:
-    """The first line of a pyarrow error."""
-    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-
-
 def read_group(file: str | os.PathLike[str], group: int, columns: list[str]) -> pd.DataFrame:
     """``columns`` of row group ``group`` of ``file`` as pandas reads them (a range index);
     a damaged page raises :class:`DataError` naming the file."""
@@ -109,7 +104,7 @@ def read_group(file: str | os.PathLike[str], group: int, columns: list[str]) -> 
         frame = pq.ParquetFile(file).read_row_group(group, columns=columns).to_pandas()
     except (OSError, ValueError) as error:  # ArrowInvalid, ArrowIOError, thrift errors
         raise DataError(
-            f"cannot read row group {group} of {os.fspath(file)}: {_reason(error)}"
+            f"cannot read row group {group} of {os.fspath(file)}: {first_line(error)}"
         ) from error
     return frame.reset_index(drop=True)  # positions in the group, never a stored index
 
@@ -122,7 +117,7 @@ def _read_schemas(files: list[Path]) -> list[_Schema]:
         try:
             schema = pq.read_schema(file)
         except (OSError, ValueError) as error:  # ArrowInvalid, ArrowIOError
-            reason = _reason(error)
+            reason = first_line(error)
             raise DataError(f"cannot read {os.fspath(file)} as Parquet: {reason}") from error
         metadata = schema.pandas_metadata or {}
         index = {name for name in metadata.get("index_columns", []) if isinstance(name, str)}

@@ -94,7 +94,7 @@ def read_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
             f"{error.start}); save it as UTF-8"
         ) from error
     except (pd.errors.EmptyDataError, pd.errors.ParserError, csv.Error) as error:
-        raise DataError(f"cannot read {os.fspath(path)} as CSV: {_first_line(error)}") from error
+        raise DataError(f"cannot read {os.fspath(path)} as CSV: {first_line(error)}") from error
     _refuse_repeated_names(path, header)
     frame.index = np.arange(1, len(frame) + 1)
     return frame
@@ -255,5 +255,6 @@ def _is_number(value: object) -> bool:
     return True
 
 
-def _first_line(error: Exception) -> str:
+def first_line(error: Exception) -> str:
+    """The first line of an error's message (its type's name when it has none)."""
     return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__

@@ -39,6 +39,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from .._kernel_model.estimator import single_class_error
 from .._kernel_model.losses import SquaredLoss
 from .._version_stamp import VersionStamped
 from ..subquantile._auto_epsilon import (
@@ -676,16 +677,12 @@ class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
     def _check_targets(self, y: np.ndarray, present: np.ndarray) -> None:
         classes = np.unique(y[present])
         if classes.size < 2:
-            label = classes[0].item() if isinstance(classes[0], np.generic) else classes[0]
             where = (
                 "the rows of positive sample_weight contain"
                 if np.unique(y).size > 1
                 else "the data contains"
             )
-            raise ValueError(
-                f"{type(self).__name__} needs samples of at least 2 classes; {where} only one "
-                f"class: {label!r}."
-            )
+            raise single_class_error(type(self).__name__, classes[0], where)
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> SubquantileClassifier:
         """Fit the classifier on the (1 - epsilon) fraction of rows it explains best.
@@ -732,10 +729,7 @@ class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
 
     def _floors(self, y: np.ndarray, weights: np.ndarray | None) -> ClassFloors:
         """Half of every class's rows (of its weight), rounded up for whole rows."""
-        classes, labels = np.unique(y, return_inverse=True)
-        # One-hot rows, at least two columns: a single column would be read as {0, 1} labels.
-        one_hot = np.eye(max(len(classes), 2))[labels.ravel()]
-        return ClassFloors.half_of_each_class(one_hot, weights)
+        return ClassFloors.from_labels(np.unique(y, return_inverse=True)[1].ravel(), weights)
 
     @available_if(_estimator_has("predict_proba"))
     def predict_proba(self, X: Any) -> np.ndarray:

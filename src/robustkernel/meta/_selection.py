@@ -25,10 +25,11 @@ def fit_rows(
     params = {"sample_weight": row_weights[rows]} if weighted else {}
     try:
         return fitted.fit(_safe_indexing(X, rows), y[rows], **params)
-    except (ValueError, ArithmeticError) as error:  # the estimator's own message, placed
-        raise ValueError(
-            f"estimator: {type(estimator).__name__}.fit failed on {rows.size} of the rows "
-            f"(those the subquantile keeps): {error}"
+    except (ValueError, ArithmeticError) as error:
+        if type(error) not in (ValueError, ArithmeticError, FloatingPointError, OverflowError):
+            raise  # the library's own errors (a memory or parameter error) keep their type
+        raise ValueError(  # numpy's or scipy's message, placed
+            f"estimator: {type(estimator).__name__}.fit failed on {rows.size} rows: {error}"
         ) from error
 
 

@@ -52,6 +52,7 @@ from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
 from .._fractions import n_kept
+from .._kernel_model.estimator import single_class_error
 from .._kernel_model.kernels import kernel_params
 from .._kernel_model.losses import BinaryLogLoss, Loss, SoftmaxLoss, SquaredLoss
 from . import _auto_epsilon
@@ -307,10 +308,7 @@ def _encoded_targets(
         return _DaskTargets(Y, SquaredLoss(), None, None, y.ndim == 1)
     classes = np.unique(da.unique(y).compute())
     if classes.size < 2:
-        raise ValueError(
-            f"{estimator} needs samples of at least 2 classes; the data contains only one "
-            f"class: {classes[0]!r}."
-        )
+        raise single_class_error(estimator, classes[0])
     labels = y.map_blocks(lambda block: np.searchsorted(classes, block), dtype=np.int64)
     C = 1 if classes.size == 2 else classes.size
     Y = labels.map_blocks(

@@ -42,6 +42,7 @@ from .._kernel_model.kernels import (
     kernel_params,
     non_finite_error,
 )
+from .._kernel_model.losses import power_of_two_below
 from . import _auto_epsilon, _hyperparameters
 from ._features import fit_feature_map, transform_in_chunks
 from ._objective import ClassFloors, FeatureProblem, Problem, subquantile
@@ -592,10 +593,10 @@ def _weight_scale(weights: np.ndarray) -> float:
     """A power of two near the largest weight, by which the weighted fit divides the weights
     (and alpha): sums of weights and of weighted losses stay far from overflow and underflow.
     1 for integer weights up to 2^50, whose subquantile keeps whole repeated rows."""
-    exponent = int(np.floor(np.log2(weights.max())))
-    if exponent <= 50 and np.all(weights == np.round(weights)):
+    scale = power_of_two_below(weights.max())
+    if scale <= 2.0**50 and np.all(weights == np.round(weights)):
         return 1.0
-    return float(2.0**exponent)
+    return scale
 
 
 def resolvable_alpha(alpha: float, trace: float) -> float:

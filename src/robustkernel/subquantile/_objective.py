@@ -21,7 +21,7 @@ from scipy.special import expit
 
 from .._fractions import n_kept
 from .._kernel_model.kernels import top_eigenvalue
-from .._kernel_model.losses import Loss, class_indices
+from .._kernel_model.losses import Loss, class_indices, power_of_two_below
 from ._features import chunked_product, chunked_transpose_product
 
 Coefficients = tuple[np.ndarray, np.ndarray]
@@ -45,7 +45,11 @@ class ClassFloors:
         """Floors of ceil(n_c / 2) for the encoded labels ``Y`` ({0, 1} column or one-hot);
         with row ``weights``, half of each class's weight (rounded up for integer weights: the
         floors of the rows repeated)."""
-        labels = class_indices(Y)
+        return cls.from_labels(class_indices(Y), weights)
+
+    @classmethod
+    def from_labels(cls, labels: np.ndarray, weights: np.ndarray | None = None) -> ClassFloors:
+        """:meth:`half_of_each_class` of integer class labels 0, 1, ... (one per row)."""
         if weights is None:
             return cls(labels, (np.bincount(labels) + 1) // 2)
         halves = np.bincount(labels, weights=weights) / 2.0
@@ -107,7 +111,7 @@ def weighted_subquantile(
     if weights is None or np.all(weights == np.round(weights)):
         needed = float(n_kept(round(total), epsilon))
     else:  # to 12 significant digits of the total: sums of real weights carry rounding noise
-        unit = 2.0 ** np.floor(np.log2(total))
+        unit = power_of_two_below(total)
         needed = round((1.0 - epsilon) * total / unit, 12) * unit
     return kept_weights(losses, needed, weights, floors)
 
@@ -127,7 +131,7 @@ def kept_weights(
     weights = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
     # in units of a power of two near the largest weight (exact): sums of weights of any
     # magnitude neither overflow nor lose digits to subnormals
-    unit = 2.0 ** np.floor(np.log2(weights.max())) if n and weights.max() > 0 else 1.0
+    unit = power_of_two_below(weights.max()) if n else 1.0
     order = np.argsort(losses, kind="stable") if order is None else order
     ordered = weights[order] / unit
     kept = np.zeros(n)

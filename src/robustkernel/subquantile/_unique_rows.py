@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from .._kernel_model.losses import power_of_two_below
 from .._memory import row_chunks
 
 
@@ -73,8 +74,7 @@ def _has_copies(X: np.ndarray, target: np.ndarray) -> bool:
     keys = np.zeros(n)
     with np.errstate(over="ignore", invalid="ignore"):
         size = np.concatenate([np.abs(X).max(axis=0), np.abs(target).max(axis=0)])
-        unit = 2.0 ** np.floor(np.log2(np.where(size > 0, size, 1.0)))
-        weights = direction / unit  # each column at magnitude 1 (powers of two: exact)
+        weights = direction / power_of_two_below(size)  # columns at magnitude 1, exactly
         for rows in row_chunks(n, X.shape[1] + target.shape[1]):
             # elementwise, the same operations for every row: equal rows give equal keys
             block = np.column_stack([X[rows], target[rows]]) * weights
@@ -130,7 +130,7 @@ def spread_kept_weight(
     (as the subquantile of the repeated rows keeps the first copies at a tie)."""
     n = unique.inverse.size
     per_row = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
-    unit = 2.0 ** np.floor(np.log2(per_row.max()))  # exact: sums of huge weights stay finite
+    unit = power_of_two_below(per_row.max())  # exact: sums of huge weights stay finite
     per_row, kept = per_row / unit, kept / unit
     order = np.argsort(unique.inverse, kind="stable")
     groups = unique.inverse[order]
