@@ -125,12 +125,17 @@ class KernelModel(VersionStamped, BaseEstimator):
 
     def _kernel(self, X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
         """The kernel matrix k(X, Y) (k(X, X) for Y=None) of this estimator's kernel."""
-        return compute_kernel(X, Y, self.kernel, self._kernel_parameters())
+        return compute_kernel(X, Y, self._fitted_kernel(), self._kernel_parameters())
+
+    def _fitted_kernel(self) -> Any:
+        """The kernel of the fitted model: ``kernel_`` where a fit chose it (kernel="auto")."""
+        return getattr(self, "kernel_", None) or self.kernel
 
     def _kernel_parameters(self) -> dict[str, Any]:
-        # gamma_: the gamma a fit chose (gamma="auto"), set at the start of every such fit.
+        # gamma_ / degree_: what a fit chose (gamma="auto", kernel="auto"), else as given.
         gamma = getattr(self, "gamma_", self.gamma)
-        return kernel_params(self.kernel, gamma, self.degree, self.coef0, self.kernel_params)
+        degree = getattr(self, "degree_", None) or self.degree
+        return kernel_params(self._fitted_kernel(), gamma, degree, self.coef0, self.kernel_params)
 
     def _check_fit_memory(self, n_samples: int) -> None:
         """Refuse an exact fit whose n x n matrices would not fit in the available memory."""

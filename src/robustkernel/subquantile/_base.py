@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from .._kernel_model.estimator import KERNEL_CONSTRAINTS, KernelModel
+from .._kernel_model.kernels import KERNELS
 from ._distributed import distributed_fit
 from ._features import APPROXIMATIONS, predict_in_chunks
 from ._in_memory import fit_in_memory
@@ -33,6 +34,7 @@ class BaseSubquantile(KernelModel):
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
         "alpha": [*KERNEL_CONSTRAINTS["alpha"], StrOptions({"auto"})],
+        "kernel": [StrOptions({*KERNELS, "auto"}), callable],
         "gamma": [*KERNEL_CONSTRAINTS["gamma"], StrOptions({"auto"})],
         "epsilon": [Interval(Real, 0.0, 0.5, closed="left"), StrOptions({"auto"})],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
@@ -152,7 +154,8 @@ class BaseSubquantile(KernelModel):
         extended to every row of X: the others are not kept, have weight 0 and score their
         loss under the fitted model.
         """
-        for stale in ("X_fit_", "dual_coef_", "feature_map_", "coef_", "hyperparameter_scores_"):
+        for stale in ("X_fit_", "dual_coef_", "feature_map_", "coef_", "hyperparameter_scores_",
+                      "kernel_", "degree_"):
             self.__dict__.pop(stale, None)
         if result.classes is not None:
             self.classes_ = result.classes
@@ -174,6 +177,8 @@ class BaseSubquantile(KernelModel):
         self.best_start_ = result.best_start
         self.epsilon_ = result.epsilon
         self.alpha_, self.gamma_ = result.alpha, result.gamma
+        self.kernel_ = self.kernel if result.kernel is None else result.kernel
+        self.degree_ = self.degree if result.degree is None else result.degree
         if result.hyperparameter_scores is not None:
             self.hyperparameter_scores_ = result.hyperparameter_scores
         if result.rows is not None and result.rows.size < y.shape[0]:

@@ -45,6 +45,14 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         Kernel as in :class:`sklearn.kernel_ridge.KernelRidge`: a name from
         ``sklearn.metrics.pairwise.PAIRWISE_KERNEL_FUNCTIONS``, "precomputed" (X is then the
         n x n kernel matrix at fit and the n_test x n_train matrix at predict), or a callable.
+        "auto" (exact model, identity link): the high-breakdown start of
+        ``robustkernel.subquantile._high_breakdown`` -- kernel least trimmed squares at about
+        half the rows from many cheap starts, the linear, degree-2 polynomial and rbf kernels
+        compared by leave-one-out on its kept rows (the simpler kernel unless beaten by two
+        paired standard errors), then Gervini and Yohai's adaptive cutoff instead of a fixed
+        k-sigma rule; the fit then runs with that kernel from the rows kept (with
+        epsilon="auto", at the flagged fraction). ``kernel_`` reports the choice. Not yet the
+        default: see BENCHMARKS.md ("Classic outlier data sets") for where it stands.
     gamma : float, "auto" or None, default="auto"
         Kernel parameter, passed to ``pairwise_kernels`` as KernelRidge does; None means
         1 / n_features for the kernels that take it. "auto" with alpha="auto" (regressor): for
@@ -212,6 +220,9 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         Whether the stopping rule was met before ``max_iter`` (in the kept start).
     best_start_ : int
         The start whose fit was kept: 0 for ``init``, i >= 1 for the i-th random subset.
+    kernel_, degree_ : str or callable, float
+        The kernel fitted and the polynomial kernel's degree: the parameters as given, or
+        the kernel="auto" choice.
     alpha_, gamma_ : float
         The alpha and gamma of the fit (the chosen ones with "auto", else the given ones).
     hyperparameter_scores_ : ndarray of shape (n_gammas, n_alphas)
@@ -575,6 +586,8 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         Whether the stopping rule was met before ``max_iter`` (in the kept start).
     best_start_ : int
         The start whose fit was kept: 0 for ``init``, i >= 1 for the i-th random subset.
+    kernel_, degree_ : str or callable, float
+        The kernel fitted and the polynomial kernel's degree (the parameters as given).
     alpha_, gamma_ : float
         The alpha and gamma of the fit (the chosen ones with "auto", else the given ones).
     hyperparameter_scores_ : ndarray of shape (n_gammas, n_alphas)

@@ -45,6 +45,7 @@ from .._kernel_model.kernels import (
 from .._kernel_model.losses import power_of_two_below
 from . import _auto_epsilon, _hyperparameters
 from ._features import fit_feature_map, transform_in_chunks
+from ._high_breakdown import high_breakdown_start
 from ._objective import ClassFloors, FeatureProblem, Problem, subquantile
 from ._refine import BIWEIGHT_C, Refinement, biweight_refinement, drop_implausible
 from ._refits import SubsetFit
@@ -129,6 +130,8 @@ class InMemoryFit:
 
     def run(self) -> FitResult:
         """The fitted model (see the module docstring for the steps)."""
+        if self.settings.kernel == "auto":
+            return self._run_from_high_breakdown()
         candidates = alphas, gammas = self._candidates()
         epsilon, estimated = self.settings.epsilon, None
         choices = len(alphas) * len(gammas)
@@ -144,6 +147,29 @@ class InMemoryFit:
             del first  # its kernel matrix: the second fit builds its own
         return self._result(self._fit_at(epsilon, candidates, estimated))
 
+    def _run_from_high_breakdown(self) -> FitResult:
+        """kernel="auto": the kernel and the inliers from the high-breakdown start
+        (:func:`._high_breakdown.high_breakdown_start`), then the fit as with that kernel
+        given, from those rows: at the flagged fraction where epsilon="auto"."""
+        settings = self.settings
+        gamma = _hyperparameters.robust_gamma(self.X)
+        if not settings.is_auto("gamma") and settings.gamma is not None:
+            gamma = float(settings.gamma)
+        dense = self.X.toarray() if hasattr(self.X, "toarray") else np.asarray(self.X)
+        self.check_memory(dense.shape[0])
+        start = high_breakdown_start(
+            dense, self.Y, settings.fit_intercept, gamma, settings.random_state
+        )
+        chosen = {"kernel": start.kernel}
+        if start.degree is not None:
+            chosen.update(degree=start.degree, coef0=1.0)
+        self.settings = settings.replace(**chosen)
+        epsilon: float | str = settings.epsilon
+        if isinstance(epsilon, str):
+            epsilon = min(1.0 - start.kept.mean(), _auto_epsilon.MAX_EPSILON)
+        stage = self._fit_at(epsilon, self._candidates(), start.kept)
+        return replace(self._result(stage), kernel=start.kernel, degree=start.degree)
+
     def _fit_at(
         self, epsilon: float | str, candidates: Candidates, estimated: np.ndarray | None
     ) -> Stage:
@@ -151,6 +177,8 @@ class InMemoryFit:
         earlier estimate of epsilon, where the selection's trimmed fits start."""
         settings = self.settings
         alpha, gamma, scores, selected = self._hyperparameters(epsilon, candidates, estimated)
+        if selected is None:  # nothing to choose: start from the given inliers, if any
+            selected = estimated
         start = self._start(epsilon)
         problem, feature_map = self._build_problem(alpha, gamma, start)
         fit_subset = SubsetFit(self._subset_fitter(problem), problem)
@@ -563,7 +591,9 @@ def _fit_rows(
     weights = weights / scale  # exact: a power of two
     chosen = None
     weighted = settings.replace(refine=None)
-    automatic = [name for name in ("epsilon", "alpha", "gamma") if settings.is_auto(name)]
+    automatic = [
+        name for name in ("epsilon", "alpha", "gamma", "kernel") if settings.is_auto(name)
+    ]
     if automatic or settings.refine is not None:
         chosen = InMemoryFit(
             settings.replace(verbose=0), task, X, target, check_memory, map_rows=map_rows
@@ -576,6 +606,10 @@ def _fit_rows(
         weighted = weighted.replace(
             epsilon=min(trimmed, _auto_epsilon.MAX_EPSILON), alpha=alpha, gamma=chosen.gamma
         )
+        if chosen.kernel is not None:  # kernel="auto"
+            weighted = weighted.replace(
+                kernel=chosen.kernel, degree=chosen.degree or settings.degree, coef0=1.0
+            )
     inner = weighted.replace(alpha=float(weighted.alpha) / scale)
     result = InMemoryFit(inner, task, X, target, check_memory, weights, map_rows).run()
     with np.errstate(over="ignore"):
@@ -584,6 +618,8 @@ def _fit_rows(
     result = replace(
         result, alpha=float(weighted.alpha), objective_history=history, row_weights=kept
     )
+    if chosen is not None and chosen.kernel is not None:
+        result = replace(result, kernel=chosen.kernel, degree=chosen.degree)
     if automatic:
         result = replace(result, hyperparameter_scores=chosen.hyperparameter_scores)
     return result

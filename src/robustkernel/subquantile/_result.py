@@ -38,5 +38,7 @@ class FitResult:
     alpha: float
     gamma: float | None
     hyperparameter_scores: np.ndarray | None = None
+    kernel: Any = None  # the kernel fitted (kernel="auto": the one chosen); None: as given
+    degree: float | None = None  # the polynomial kernel's degree fitted; None: as given
     n_features_in: int | None = None  # set where no scikit-learn validation ran (Dask)
     rows: np.ndarray | None = None

@@ -89,8 +89,8 @@ BACKEND_SUPPORT: dict[str, dict[str, Allowed]] = {
         ),
         "approximation": _one_of("nystroem"),
         "kernel": Allowed(
-            lambda value, params, task: not _same(value, "precomputed"),
-            'a kernel computed from the rows (not "precomputed")',
+            lambda value, params, task: not (_same(value, "precomputed") or _same(value, "auto")),
+            'a kernel computed from the rows (not "precomputed" or "auto")',
         ),
         "solver": _one_of("alternating"),
         "init": _one_of("erm"),
@@ -197,6 +197,22 @@ def _solver_options(params: Mapping[str, Any], solver: Solver) -> SolverOptions:
     )
 
 
+def _check_automatic_kernel(params: Mapping[str, Any], task: Task, estimator: str) -> None:
+    """kernel="auto" (the high-breakdown start and the kernel choice) runs on the exact
+    kernel model of a regression with the identity link, on the CPU."""
+    link = params.get("link", "identity")
+    if task.classifier or link_of(link).name != "identity":
+        raise ValueError(
+            f'kernel="auto" is for regression with the identity link; give {estimator} a '
+            'kernel (e.g. kernel="rbf").'
+        )
+    if params["n_components"] is not None or params["device"] is not None:
+        raise ValueError(
+            'kernel="auto" chooses among exact kernel models: it takes n_components=None and '
+            "device=None; give a kernel (e.g. kernel=\"rbf\") to fit features or a device."
+        )
+
+
 def _check_combinations(
     params: Mapping[str, Any], task: Task, solver: Solver, estimator: str
 ) -> None:
@@ -222,6 +238,8 @@ def _check_combinations(
         )
     if "link" in params and link_of(params["link"]).name != "identity" and refine == "biweight":
         raise ValueError('refine="biweight" is for the identity link only.')
+    if _is_auto(params["kernel"]):
+        _check_automatic_kernel(params, task, estimator)
     if params["device"] is not None:
         automatic = {
             key: params[key]

@@ -1,0 +1,490 @@
+"""The high-breakdown start of the automatic regression fit: kernel least trimmed squares.
+
+A fit started from every row cannot see a group of outliers that mask one another: each one's
+leave-one-out residual is small while its neighbours stay in, and hyper-parameters chosen with
+the group inside bend the function to explain it. Robust statistics starts instead from a fit
+with a breakdown point near 50% and then wins back efficiency by reweighting (Rousseeuw & Van
+Driessen, "Computing LTS regression for large data sets", Data Min. Knowl. Disc. 12, 2006;
+Gervini & Yohai, "A class of robust and fully efficient regression estimators", Ann. Statist.
+30(2), 2002). This module does both for kernel ridge regression:
+
+* :func:`kernel_lts` -- least trimmed squares with a kernel: the h of n rows (h about n / 2)
+  whose kernel ridge fit predicts them best *out of sample*. Many cheap starts (random
+  elemental subsets, plus deterministic starts so that the result does not hang on the draw:
+  the rows nearest the centre of X, the rows nearest the median target, the best-predicted
+  rows of the fit on every row), each followed by a few concentration steps (C-steps: fit the
+  kept rows, keep the h rows of smallest honest residual) on a nested subsample of at most
+  ``SUBSAMPLE_ROWS`` rows; the ``N_BEST`` best then concentrate on every row until the kept
+  set repeats. Residuals are honest -- leave-one-out for the kept rows (leave-group-out for
+  near-duplicates, :mod:`._groups`), out of sample for the others -- because in-sample losses
+  prefer a kernel that interpolates any half. Starts are compared by the mean leave-one-out
+  squared residual of their h kept rows.
+* :func:`adaptive_flags` -- Gervini and Yohai's adaptive cutoff: the standardized residuals'
+  tail is compared with that of the normal (chi^2 with one degree of freedom per output for the
+  squared residuals) beyond ``CUTOFF_START``, and only the excess is flagged. Under Gaussian
+  errors the flagged fraction tends to 0 (full efficiency); under contamination the start's
+  breakdown point is kept. No fixed k-sigma rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.linalg.lapack import dpotri
+from scipy.stats import chi2
+
+from .._kernel_model.kernels import compute_kernel
+from ._groups import duplicate_groups
+
+N_STARTS = 500
+N_STEPS = 2
+N_BEST = 10
+MAX_STEPS = 20
+SUBSAMPLE_ROWS = 120
+CUTOFF_START = 2.5  # Gervini & Yohai's t0, in standard deviations of one output
+
+
+@dataclass(frozen=True)
+class TrimmedFit:
+    """A kernel ridge fit on the kept rows and every row's honest squared residual."""
+
+    kept: np.ndarray  # bool mask of the kept rows
+    losses: np.ndarray  # (n,): leave-one-out (kept) or out-of-sample (others) squared norm
+    score: float  # mean of ``losses`` over the kept rows: the out-of-sample trimmed loss
+    studentized: np.ndarray | None = None  # (n,): the losses scaled to variance sigma^2
+
+
+def ridge_on_rows(
+    K: np.ndarray,
+    Y: np.ndarray,
+    kept: np.ndarray,
+    alpha: float,
+    fit_intercept: bool,
+    groups: Sequence[np.ndarray] = (),
+    studentized: bool = False,
+) -> TrimmedFit:
+    """Kernel ridge on the rows ``kept`` of ``K`` (n x n) and ``Y`` (n, C) at ``alpha``.
+
+    Returns every row's honest squared residual norm: leave-one-out for a kept row (Cawley &
+    Talbot's closed form c_i / M_ii, M the inverse of the bordered system), leave-group-out
+    for the kept rows of a near-duplicate ``groups`` entry (indices into all rows), and the
+    plain residual of the others, which the fit did not see. A singular system (alpha 0 on a
+    rank-deficient kernel) scores inf.
+    """
+    index = np.flatnonzero(kept)
+    A = K[np.ix_(index, index)]
+    A[np.diag_indices_from(A)] += alpha
+    try:
+        factor = cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
+    except LinAlgError:
+        return TrimmedFit(kept, np.full(K.shape[0], np.inf), np.inf)
+    coef = cho_solve(factor, Y[index], check_finite=False)
+    intercept = np.zeros(Y.shape[1])
+    inverse, info = dpotri(factor[0], lower=True)
+    if info != 0:
+        return TrimmedFit(kept, np.full(K.shape[0], np.inf), np.inf)
+    inverse = np.tril(inverse) + np.tril(inverse, -1).T
+    if fit_intercept:
+        ones = inverse.sum(axis=1)
+        intercept = coef.sum(axis=0) / ones.sum()
+        coef = coef - np.outer(ones, intercept)
+        inverse = inverse - np.outer(ones, ones) / ones.sum()
+    residuals = Y - K[:, index] @ coef - intercept
+    n = K.shape[0]
+    factors = np.ones(n)  # studentized: each squared residual times its variance factor
+    with np.errstate(divide="ignore", invalid="ignore"):
+        diagonal = np.diag(inverse)
+        residuals[index] = coef / diagonal[:, None]
+        if studentized:
+            factors[index] = alpha * diagonal
+            factors[~kept] = _added_row_factors(K, kept, index, factor, alpha, fit_intercept)
+        position = np.full(n, -1)
+        position[index] = np.arange(index.size)
+        for group in groups:
+            members = position[group][position[group] >= 0]
+            if 1 < members.size < index.size:
+                deleted_inverse = np.linalg.pinv(inverse[np.ix_(members, members)])
+                residuals[index[members]] = deleted_inverse @ coef[members]
+                if studentized:
+                    factors[index[members]] = alpha / np.diag(deleted_inverse)
+    losses = np.sum(residuals**2, axis=1)
+    losses = np.where(np.isnan(losses), np.inf, losses)
+    scaled = np.where(np.isfinite(losses), losses * factors, np.inf) if studentized else None
+    return TrimmedFit(kept, losses, float(np.mean(losses[index])), scaled)
+
+
+def _added_row_factors(
+    K: np.ndarray,
+    kept: np.ndarray,
+    index: np.ndarray,
+    factor: tuple[np.ndarray, bool],
+    alpha: float,
+    fit_intercept: bool,
+) -> np.ndarray:
+    """1 - h_jj for every row j outside the fit, its leverage had it been added: alpha / s_j
+    with the Schur complement s_j = k_jj + alpha - k_Sj^T A^-1 k_Sj (minus the intercept's
+    rank-one term), so that r_j^2 (1 - h_jj) has variance sigma^2 under the model."""
+    B = K[np.ix_(index, ~kept)]
+    G = cho_solve(factor, B, check_finite=False)
+    schur = np.diag(K)[~kept] + alpha - np.sum(B * G, axis=0)
+    diagonal = 1.0 / schur
+    if fit_intercept:
+        u = cho_solve(factor, np.ones(index.size), check_finite=False)
+        v = (1.0 - B.T @ u) / schur
+        diagonal = diagonal - v**2 / (u.sum() + v**2 * schur)
+    return alpha * diagonal
+
+
+def smallest(losses: np.ndarray, h: int) -> np.ndarray:
+    """The mask of the ``h`` rows of smallest loss (ties: the first rows)."""
+    mask = np.zeros(losses.size, dtype=bool)
+    mask[np.argsort(losses, kind="stable")[:h]] = True
+    return mask
+
+
+def concentrate(
+    K: np.ndarray,
+    Y: np.ndarray,
+    fit: TrimmedFit,
+    h: int,
+    alpha: float,
+    fit_intercept: bool,
+    groups: Sequence[np.ndarray],
+    steps: int,
+) -> TrimmedFit:
+    """Up to ``steps`` C-steps from ``fit``: keep the h rows of smallest honest loss, refit;
+    stop when the kept set repeats. Returns the best fit seen (honest losses need not fall
+    at every step, unlike in-sample ones)."""
+    best = fit
+    for _ in range(steps):
+        kept = smallest(fit.losses, h)
+        if np.array_equal(kept, fit.kept):
+            break
+        fit = ridge_on_rows(K, Y, kept, alpha, fit_intercept, groups)
+        if fit.score < best.score:
+            best = fit
+    return best
+
+
+def batched_ridge(
+    K: np.ndarray, Y: np.ndarray, sets: np.ndarray, alpha: float, fit_intercept: bool
+) -> np.ndarray:
+    """Honest squared residuals of many small kernel ridge fits at once.
+
+    ``sets`` (B, s) holds the kept rows of B fits of s rows each; returns (B, n) losses:
+    leave-one-out for the kept rows, plain residuals for the others. Rows of a singular
+    system score inf.
+    """
+    B, s = sets.shape
+    A = K[sets[:, :, None], sets[:, None, :]]
+    A[:, np.arange(s), np.arange(s)] += alpha
+    with np.errstate(all="ignore"):
+        try:
+            inverse = np.linalg.inv(A)
+        except LinAlgError:
+            inverse = np.linalg.pinv(A, hermitian=True)
+        targets = Y[sets]  # (B, s, C)
+        coef = inverse @ targets
+        intercept = np.zeros((B, 1, Y.shape[1]))
+        if fit_intercept:
+            ones = inverse.sum(axis=2)  # (B, s)
+            total = ones.sum(axis=1)[:, None]
+            intercept = (coef.sum(axis=1) / total)[:, None, :]
+            coef = coef - ones[:, :, None] * intercept
+            diagonal = np.diagonal(inverse, axis1=1, axis2=2) - ones**2 / total
+        else:
+            diagonal = np.diagonal(inverse, axis1=1, axis2=2)
+        predictions = np.einsum("bns,bsc->bnc", K[:, sets].transpose(1, 0, 2), coef)
+        residuals = Y[None] - predictions - intercept
+        loo = coef / diagonal[:, :, None]
+        np.put_along_axis(residuals, sets[:, :, None], loo, axis=1)
+        losses = np.sum(residuals**2, axis=2)
+    return np.where(np.isfinite(losses), losses, np.inf)
+
+
+def _smallest_rows(losses: np.ndarray, h: int) -> np.ndarray:
+    """Row indices (B, h) of the h smallest losses of every row of ``losses`` (B, n)."""
+    return np.sort(np.argsort(losses, axis=1, kind="stable")[:, :h], axis=1)
+
+
+def kernel_lts(
+    K: np.ndarray,
+    Y: np.ndarray,
+    h: int,
+    alpha: float,
+    fit_intercept: bool,
+    starts: Sequence[np.ndarray],
+    elemental_size: int,
+    rng: np.random.RandomState,
+    groups: Sequence[np.ndarray] = (),
+    n_starts: int = N_STARTS,
+) -> TrimmedFit:
+    """The kept set of h rows of least out-of-sample trimmed loss (kernel LTS, FAST-LTS style).
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        The kernel matrix.
+    Y : ndarray of shape (n, C)
+        The targets.
+    h : int
+        The rows kept.
+    alpha : float
+        The ridge penalty of every fit.
+    fit_intercept : bool
+        Fit an unpenalized intercept.
+    starts : sequence of ndarray of bool
+        Deterministic starting sets, masks over all rows.
+    elemental_size : int
+        Rows of a random start.
+    rng : RandomState
+        Draws the random starts and the nested subsample.
+    groups : sequence of ndarray
+        Near-duplicate groups of rows (indices), deleted together by leave-one-out in the
+        final concentration on every row.
+    n_starts : int
+        Random starts.
+    """
+    n = K.shape[0]
+    sub = np.arange(n)
+    if n > SUBSAMPLE_ROWS:
+        sub = np.sort(rng.choice(n, SUBSAMPLE_ROWS, replace=False))
+    K_sub, Y_sub = K[np.ix_(sub, sub)], Y[sub]
+    h_sub = max(elemental_size, min(sub.size - 1, round(h * sub.size / n)))
+    elemental = np.sort(
+        np.argsort(rng.random_sample((n_starts, sub.size)), axis=1)[:, :elemental_size], axis=1
+    )
+    losses = batched_ridge(K_sub, Y_sub, elemental, alpha, fit_intercept)
+    deterministic = [ridge_on_rows(K, Y, mask, alpha, fit_intercept).losses[sub] for mask in starts]
+    if deterministic:
+        losses = np.vstack([np.asarray(deterministic), losses])
+    for _ in range(N_STEPS):
+        sets = _smallest_rows(losses, h_sub)
+        losses = batched_ridge(K_sub, Y_sub, sets, alpha, fit_intercept)
+    scores = np.take_along_axis(losses, sets, axis=1).mean(axis=1)
+    # The deterministic starts always reach the full data: on the subsample, without
+    # group deletion, halves that hold a tight cluster of outliers score best.
+    chosen = list(range(len(deterministic)))
+    for candidate in np.argsort(scores, kind="stable"):
+        if len(chosen) >= len(deterministic) + N_BEST:
+            break
+        if not any(np.array_equal(sets[candidate], sets[other]) for other in chosen):
+            chosen.append(int(candidate))
+    best = None
+    for candidate in chosen:
+        fit = ridge_on_rows(K, Y, _mask(n, sub[sets[candidate]]), alpha, fit_intercept, groups)
+        fit = ridge_on_rows(K, Y, smallest(fit.losses, h), alpha, fit_intercept, groups)
+        fit = concentrate(K, Y, fit, h, alpha, fit_intercept, groups, MAX_STEPS)
+        if best is None or fit.score < best.score:
+            best = fit
+    if best is None or not np.isfinite(best.score):
+        raise LinAlgError("no start of the trimmed kernel fit could be solved")
+    return best
+
+
+def _mask(n: int, rows: np.ndarray) -> np.ndarray:
+    mask = np.zeros(n, dtype=bool)
+    mask[rows] = True
+    return mask
+
+
+def consistent_variance(losses: np.ndarray, kept: np.ndarray, n_outputs: int) -> float:
+    """sigma^2 from the honest squared residuals of the ``kept`` rows, the share q of rows
+    with the smallest losses: their median is sigma^2 times the q/2-quantile of chi^2_C."""
+    share = kept.sum() / kept.size
+    return float(np.median(losses[kept]) / chi2.ppf(share / 2.0, df=n_outputs))
+
+
+def adaptive_flags(losses: np.ndarray, variance: float, n_outputs: int) -> np.ndarray:
+    """Gervini & Yohai's adaptive cutoff: the rows in the excess of the tail over chi^2_C.
+
+    u_(1) <= ... <= u_(n), the squared residual norms over sigma^2; beyond the start u_0 (the
+    ``CUTOFF_START`` sigma point for one output), d_n = max_i {F(u_(i)) - (i - 1) / n}^+ with F
+    the chi^2_C distribution function, and the floor(n d_n) largest are flagged.
+    """
+    n = losses.size
+    if not variance > 0:
+        return np.zeros(n, dtype=bool)
+    order = np.argsort(losses, kind="stable")
+    u = losses[order] / variance
+    start = chi2.ppf(chi2.cdf(CUTOFF_START**2, df=1), df=n_outputs)
+    tail = u >= start
+    excess = chi2.cdf(u[tail], df=n_outputs) - np.flatnonzero(tail) / n
+    count = int(np.floor(n * max(0.0, float(excess.max(initial=0.0))) + 1e-9))
+    flags = np.zeros(n, dtype=bool)
+    if count:
+        flags[order[n - count :]] = True
+    return flags
+
+
+# -- kernel="auto": the start, the kernel choice and the reweighting --------------------------
+
+FAMILIES = ("linear", "poly", "rbf")  # simplest first
+POLY_DEGREE = 2
+START_GAMMA_FACTORS = (0.25, 1.0, 4.0)  # times the robust "scale" gamma (rbf)
+RELATIVE_ALPHAS = tuple(float(a) for a in np.logspace(-4, 1, 11))  # times mean k(x, x)
+START_ALPHA = {"linear": 1e-6, "poly": 1e-6, "rbf": 0.1}  # times mean k(x, x)
+STANDARD_ERRORS = 2.0  # the simpler kernel stays unless beaten by this many paired SEs
+REWEIGHTING_ROUNDS = 2
+SCORE_TRIM = 0.1
+START_SEED = 0
+
+
+@dataclass(frozen=True)
+class Start:
+    """What :func:`high_breakdown_start` found: the kernel and the rows it keeps."""
+
+    kernel: str
+    degree: float | None  # the polynomial's degree (None for the other kernels)
+    kept: np.ndarray  # bool mask: the rows the reweighting keeps
+    start: np.ndarray  # bool mask: the h rows of the trimmed start
+
+
+def _family_kernels(X: np.ndarray, family: str, gamma: float) -> list[np.ndarray]:
+    """The kernel matrices of one family: one for linear / poly, three gammas for rbf."""
+    if family == "linear":
+        return [compute_kernel(X, None, "linear", {})]
+    if family == "poly":
+        params = {"gamma": gamma, "degree": POLY_DEGREE, "coef0": 1.0}
+        return [compute_kernel(X, None, "poly", params)]
+    return [
+        compute_kernel(X, None, "rbf", {"gamma": factor * gamma}) for factor in START_GAMMA_FACTORS
+    ]
+
+
+def _level(K: np.ndarray) -> float:
+    """The mean of k(x, x): the unit of the ridge penalties."""
+    value = float(np.mean(np.diag(K)))
+    return value if value > 0 else 1.0
+
+
+def _trimmed_mean(values: np.ndarray) -> float:
+    values = np.sort(values)
+    return float(values[: max(1, int(np.floor((1.0 - SCORE_TRIM) * values.size)))].mean())
+
+
+def _best_on_rows(
+    kernels: Sequence[np.ndarray], Y: np.ndarray, kept: np.ndarray, fit_intercept: bool
+) -> tuple[float, TrimmedFit]:
+    """The least trimmed leave-one-out score on ``kept`` over the kernels and the alphas."""
+    best: tuple[float, TrimmedFit] | None = None
+    for K in kernels:
+        groups = duplicate_groups(K)
+        for alpha in RELATIVE_ALPHAS:
+            fit = ridge_on_rows(
+                K, Y, kept, alpha * _level(K), fit_intercept, groups, studentized=True
+            )
+            score = _trimmed_mean(fit.losses[kept])
+            if best is None or score < best[0]:
+                best = (score, fit)
+    assert best is not None
+    return best
+
+
+def _start_of(
+    kernels: Sequence[np.ndarray],
+    family: str,
+    Y: np.ndarray,
+    h: int,
+    fit_intercept: bool,
+    starts: list[np.ndarray],
+    elemental_size: int,
+    rng: np.random.RandomState,
+) -> TrimmedFit:
+    best = None
+    for K in kernels:
+        fit = kernel_lts(
+            K,
+            Y,
+            h,
+            START_ALPHA[family] * _level(K),
+            fit_intercept,
+            starts,
+            elemental_size,
+            rng,
+            duplicate_groups(K),
+        )
+        if best is None or fit.score < best.score:
+            best = fit
+    assert best is not None
+    return best
+
+
+def _deterministic_starts(X: np.ndarray, Y: np.ndarray, h: int) -> list[np.ndarray]:
+    """The h rows nearest the coordinatewise median of X (MAD units), the h rows whose
+    targets are nearest their median, and every row (the ordinary fit)."""
+    centre = np.median(X, axis=0)
+    spread = 1.4826 * np.median(np.abs(X - centre), axis=0)
+    spread[spread == 0] = 1.0
+    distance = np.sum(((X - centre) / spread) ** 2, axis=1)
+    target = np.sum(np.abs(Y - np.median(Y, axis=0)), axis=1)
+    return [smallest(distance, h), smallest(target, h), np.ones(X.shape[0], dtype=bool)]
+
+
+def start_rows(n_samples: int, n_features: int) -> int:
+    """h: about half the rows plus half the dimension (LTS's maximal breakdown choice
+    floor((n + p + 1) / 2), p counting the intercept), at most 60% of the rows."""
+    h = (n_samples + n_features + 2) // 2
+    return max(n_samples // 2 + 1, min(h, int(0.6 * n_samples), n_samples - 1))
+
+
+def high_breakdown_start(
+    X: np.ndarray, Y: np.ndarray, fit_intercept: bool, gamma: float, random_state: object
+) -> Start:
+    """kernel="auto": the trimmed start, the kernel and the rows the reweighting keeps.
+
+    1. The linear kernel's LTS start (:func:`kernel_lts`, h from :func:`start_rows`).
+    2. On its h rows, the linear, degree-2 polynomial and rbf kernels compared by trimmed
+       leave-one-out (alpha, and gamma for rbf, chosen per kernel): the simpler kernel stays
+       unless a more flexible one lowers the per-row leave-one-out losses by more than
+       ``STANDARD_ERRORS`` standard errors of the paired differences (outliers are defined
+       relative to the simplest model that explains the bulk). A more flexible kernel runs
+       its own start, with the linear rows among its starts.
+    3. ``REWEIGHTING_ROUNDS`` rounds of :func:`adaptive_flags` on the studentized honest
+       residuals of the kernel ridge fit on the kept rows (alpha and gamma chosen on them).
+
+    ``random_state`` draws the random starts (a fixed seed where None: the default fit is
+    reproducible).
+    """
+    n, p = X.shape
+    rng = np.random.RandomState(START_SEED if random_state is None else None)
+    if isinstance(random_state, np.random.RandomState):
+        rng = random_state
+    elif random_state is not None:
+        rng = np.random.RandomState(random_state)
+    h = start_rows(n, p)
+    elemental_size = min(h, p + 2)
+    starts = _deterministic_starts(X, Y, h)
+    linear = _family_kernels(X, "linear", gamma)
+    first = _start_of(linear, "linear", Y, h, fit_intercept, starts, elemental_size, rng)
+    rows = first.kept
+    own_score, own = _best_on_rows(linear, Y, rows, fit_intercept)
+    family, fit = "linear", first
+    flexible = []
+    for name in FAMILIES[1:]:
+        kernels = _family_kernels(X[rows], name, gamma)
+        score, other = _best_on_rows(kernels, Y[rows], np.ones(rows.sum(), bool), fit_intercept)
+        flexible.append((score, name, other))
+    winner = min(flexible, key=lambda item: item[0])
+    paired = own.losses[rows] - winner[2].losses
+    paired = paired[np.isfinite(paired)]
+    error = STANDARD_ERRORS * paired.std() / np.sqrt(max(paired.size, 1))
+    if own_score > winner[0] + error:
+        poly, rbf = flexible
+        family = "poly" if poly[0] <= rbf[0] + error else "rbf"
+        kernels = _family_kernels(X, family, gamma)
+        fit = _start_of(kernels, family, Y, h, fit_intercept, [*starts, rows], elemental_size, rng)
+    kernels = _family_kernels(X, family, gamma)
+    kept = fit.kept
+    for _ in range(REWEIGHTING_ROUNDS):
+        _, current = _best_on_rows(kernels, Y, kept, fit_intercept)
+        assert current.studentized is not None
+        variance = consistent_variance(current.studentized, kept, Y.shape[1])
+        updated = ~adaptive_flags(current.studentized, variance, Y.shape[1])
+        if np.array_equal(updated, kept):
+            break
+        kept = updated
+    return Start(family, POLY_DEGREE if family == "poly" else None, kept, fit.kept)

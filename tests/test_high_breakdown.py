@@ -1,0 +1,175 @@
+"""kernel="auto": the kernel LTS start, the adaptive cutoff and the kernel choice.
+
+Checked against independent computations: brute-force refits for the leave-one-out and
+leave-group-out residuals, the augmented fit's leverage by a finite difference, exact counts
+for the Gervini-Yohai cutoff, and ordinary least squares on the clean rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import chi2
+from sklearn.linear_model import LinearRegression
+from sklearn.metrics.pairwise import rbf_kernel
+
+from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
+from robustkernel.subquantile._high_breakdown import (
+    adaptive_flags,
+    batched_ridge,
+    kernel_lts,
+    ridge_on_rows,
+)
+
+
+def _krr(K, y, rows, alpha):
+    """Kernel ridge with an unpenalized intercept on ``rows``, by the bordered system."""
+    k = rows.size
+    system = np.zeros((k + 1, k + 1))
+    system[:k, :k] = K[np.ix_(rows, rows)] + alpha * np.eye(k)
+    system[:k, k] = system[k, :k] = 1.0
+    solution = np.linalg.solve(system, np.append(y[rows], 0.0))
+    return lambda index: K[np.ix_(index, rows)] @ solution[:k] + solution[k]
+
+
+@pytest.fixture
+def kernel_problem():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(40, 2))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=40)
+    K = rbf_kernel(X, gamma=0.5)
+    kept = np.ones(40, dtype=bool)
+    kept[rng.choice(40, 12, replace=False)] = False
+    return K, y, kept
+
+
+def test_honest_residuals_equal_brute_force_refits(kernel_problem):
+    K, y, kept = kernel_problem
+    alpha = 0.3
+    group = np.flatnonzero(kept)[:3]
+    fit = ridge_on_rows(K, y[:, None], kept, alpha, True, [group], studentized=True)
+    rows = np.flatnonzero(kept)
+    for i in rows:
+        others = rows[rows != i] if i not in group else np.setdiff1d(rows, group)
+        expected = y[i] - _krr(K, y, others, alpha)(np.array([i]))[0]
+        assert fit.losses[i] == pytest.approx(expected**2, rel=1e-8)
+    outside = np.flatnonzero(~kept)
+    predict = _krr(K, y, rows, alpha)
+    np.testing.assert_allclose(fit.losses[outside], (y[outside] - predict(outside)) ** 2)
+    assert fit.score == pytest.approx(fit.losses[rows].mean())
+    # a row outside the fit, studentized: its squared residual times 1 - h_jj, h_jj its
+    # leverage had it been added (a finite difference of the augmented fit in y_j)
+    j = outside[0]
+    augmented = np.append(rows, j)
+    shifted = y.copy()
+    shifted[j] += 1.0
+    leverage = (
+        _krr(K, shifted, augmented, alpha)(np.array([j]))[0]
+        - _krr(K, y, augmented, alpha)(np.array([j]))[0]
+    )
+    assert fit.studentized[j] == pytest.approx(fit.losses[j] * (1.0 - leverage), rel=1e-7)
+
+
+def test_batched_fits_equal_one_at_a_time(kernel_problem):
+    K, y, _ = kernel_problem
+    sets = np.array([[0, 3, 5, 7], [1, 2, 8, 30], [4, 9, 10, 39]])
+    batched = batched_ridge(K, y[:, None], sets, 0.2, True)
+    for row, chosen in enumerate(sets):
+        mask = np.zeros(40, dtype=bool)
+        mask[chosen] = True
+        single = ridge_on_rows(K, y[:, None], mask, 0.2, True)
+        np.testing.assert_allclose(batched[row], single.losses)
+
+
+def test_adaptive_cutoff_flags_only_the_excess_over_the_normal_tail():
+    n = 2000
+    clean = chi2.ppf((np.arange(n) + 0.5) / n, df=1)  # squared normal residuals, exactly
+    assert not adaptive_flags(clean, 1.0, 1).any()
+    gross = clean.copy()
+    gross[:40] = 100.0**2  # 2% of the rows 100 sigma away
+    flags = adaptive_flags(gross, 1.0, 1)
+    assert np.flatnonzero(flags).tolist() == list(range(40))
+    # on random Gaussian residuals almost nothing is flagged (full efficiency)
+    rng = np.random.RandomState(1)
+    shares = [adaptive_flags(rng.normal(size=n) ** 2, 1.0, 1).mean() for _ in range(20)]
+    assert np.mean(shares) < 0.005
+
+
+def _hawkins_like(seed: int = 0):
+    """75 rows in 3 dimensions: 10 bad leverage points (far in x, off the plane) and 4 good
+    leverage points (far in x, on the plane), as in Hawkins, Bradu & Kass (1984)."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(0, 3.5, size=(75, 3))
+    y = X @ np.array([0.2, 0.1, -0.1]) + 0.5 * rng.normal(size=75)
+    X[:10] = np.array([10.0, 20.0, 30.0]) + rng.normal(scale=1.0, size=(10, 3))
+    y[:10] = 10.0 + rng.normal(scale=0.5, size=10)
+    X[10:14] = np.array([11.0, 21.0, 31.0]) + rng.normal(scale=1.0, size=(4, 3))
+    y[10:14] = X[10:14] @ np.array([0.2, 0.1, -0.1]) + 0.5 * rng.normal(size=4)
+    return X, y
+
+
+def test_kernel_lts_keeps_no_bad_leverage_point():
+    X, y = _hawkins_like()
+    K = X @ X.T
+    fit = kernel_lts(
+        K, y[:, None], 40, 1e-6 * np.trace(K) / 75, True, [], 5, np.random.RandomState(0)
+    )
+    assert fit.kept.sum() == 40
+    assert not fit.kept[:10].any()
+
+
+def test_auto_kernel_finds_masked_bad_leverage_points_and_keeps_the_good_ones():
+    X, y = _hawkins_like()
+    model = SubquantileKernelRegressor(kernel="auto").fit(X, y)
+    assert model.kernel_ == "linear"
+    assert not model.inlier_mask_[:10].any()
+    assert model.inlier_mask_[10:14].all()
+    assert model.inlier_mask_.mean() >= 0.84
+    # the fit is close to the clean rows' least squares (well within the noise, sd 0.5)
+    clean = LinearRegression().fit(X[10:], y[10:])
+    assert np.abs(model.predict(X[10:]) - clean.predict(X[10:])).max() < 0.15
+    # the ordinary fit is dragged by the group
+    ordinary = LinearRegression().fit(X, y)
+    assert np.abs(ordinary.predict(X[10:]) - clean.predict(X[10:])).max() > 1.0
+
+
+def test_auto_kernel_chooses_a_flexible_kernel_for_a_curved_bulk():
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-3, 3, size=(150, 1))
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=150)
+    model = SubquantileKernelRegressor(kernel="auto").fit(X, y)
+    assert model.kernel_ == "rbf"
+    assert model.inlier_mask_.mean() >= 0.95
+    assert np.sqrt(np.mean((model.predict(X) - np.sin(2 * X[:, 0])) ** 2)) < 0.1
+
+
+def test_auto_kernel_keeps_clean_gaussian_rows():
+    rng = np.random.RandomState(3)
+    X = rng.normal(size=(300, 3))
+    y = X @ np.array([1.0, -2.0, 0.5]) + rng.normal(size=300)
+    model = SubquantileKernelRegressor(kernel="auto").fit(X, y)
+    assert model.inlier_mask_.mean() >= 0.98
+    assert model.kernel_ == "linear"
+
+
+def test_auto_kernel_is_reproducible_without_a_random_state():
+    X, y = _hawkins_like(1)
+    first = SubquantileKernelRegressor(kernel="auto").fit(X, y)
+    second = SubquantileKernelRegressor(kernel="auto").fit(X, y)
+    np.testing.assert_array_equal(first.inlier_mask_, second.inlier_mask_)
+    np.testing.assert_array_equal(first.predict(X), second.predict(X))
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: SubquantileKernelClassifier(kernel="auto"), "regression"),
+        (lambda: SubquantileKernelRegressor(kernel="auto", link="softplus"), "identity link"),
+        (lambda: SubquantileKernelRegressor(kernel="auto", n_components=10), "n_components"),
+    ],
+)
+def test_auto_kernel_refuses_what_it_does_not_cover(make, message):
+    X, y = _hawkins_like()
+    target = (y > np.median(y)).astype(int) if "Classifier" in repr(make()) else np.abs(y)
+    with pytest.raises(ValueError, match=message):
+        make().fit(X, target)
