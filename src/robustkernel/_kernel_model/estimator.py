@@ -128,13 +128,13 @@ class KernelModel(VersionStamped, BaseEstimator):
         return compute_kernel(X, Y, self._fitted_kernel(), self._kernel_parameters())
 
     def _fitted_kernel(self) -> Any:
-        """The kernel of the fitted model: ``kernel_`` where a fit chose it (kernel="auto")."""
-        return getattr(self, "kernel_", None) or self.kernel
+        """The kernel of the fitted model (``kernel_``: kernel="auto" resolved), else as given."""
+        return getattr(self, "kernel_", self.kernel)
 
     def _kernel_parameters(self) -> dict[str, Any]:
         # gamma_ / degree_: what a fit chose (gamma="auto", kernel="auto"), else as given.
         gamma = getattr(self, "gamma_", self.gamma)
-        degree = getattr(self, "degree_", None) or self.degree
+        degree = getattr(self, "degree_", self.degree)
         return kernel_params(self._fitted_kernel(), gamma, degree, self.coef0, self.kernel_params)
 
     def _check_fit_memory(self, n_samples: int) -> None:

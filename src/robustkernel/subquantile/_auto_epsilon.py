@@ -113,10 +113,21 @@ def beyond_scale(
     median is sigma^2 times the q/2-quantile of chi^2_C. With ``weights`` (a row of weight w
     counts as w copies), the median and the fraction are weighted.
     """
+    variance = truncated_variance(losses, kept, n_outputs, weights)
+    return losses > variance * chi2.ppf(level, df=n_outputs)
+
+
+def truncated_variance(
+    losses: np.ndarray, kept: np.ndarray, n_outputs: int, weights: np.ndarray | None = None
+) -> float:
+    """sigma^2 from the squared residuals of the ``kept`` rows, the share q of the rows (of
+    their weight) with the smallest losses: their median is sigma^2 times the q/2-quantile of
+    chi^2_C (a median, not a mean: kept rows may still hold outliers)."""
     weights = np.ones(losses.shape[0]) if weights is None else weights
     share = weights[kept].sum() / weights.sum()
-    variance = weighted_median(losses[kept], weights[kept]) / chi2.ppf(share / 2.0, df=n_outputs)
-    return losses > variance * chi2.ppf(level, df=n_outputs)
+    return float(
+        weighted_median(losses[kept], weights[kept]) / chi2.ppf(share / 2.0, df=n_outputs)
+    )
 
 
 def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
@@ -196,16 +207,10 @@ def _kernel_studentized_losses(problem: Problem, evaluation: Evaluation) -> np.n
     groups = deletable_groups(A, problem.fit_intercept)
     A[np.diag_indices_from(A)] += alpha
     factor = cho_factor(A, lower=True, overwrite_a=True)
-    B = K[np.ix_(mask, ~mask)]
-    G = cho_solve(factor, B)
-    schur = np.diag(K)[~mask] + alpha - np.sum(B * G, axis=0)
-    del B, G
-    trimmed_diagonal = 1.0 / schur
+    added = added_row_factors(K, mask, factor, alpha, problem.fit_intercept)
     intercept_term = np.zeros(kept.size)  # M = A^-1 - intercept_term intercept_term^T
     if problem.fit_intercept:
         u = cho_solve(factor, np.ones(kept.size))
-        v = (1.0 - K[np.ix_(~mask, mask)] @ u) / schur
-        trimmed_diagonal = trimmed_diagonal - v**2 / (u.sum() + v**2 * schur)
         intercept_term = u / np.sqrt(u.sum())
     # A^-1 in place of its Cholesky factor (its lower triangle), without an n x n identity.
     inverse, info = dpotri(factor[0], lower=True, overwrite_c=True)
@@ -214,7 +219,7 @@ def _kernel_studentized_losses(problem: Problem, evaluation: Evaluation) -> np.n
     diagonal = np.diag(inverse) - intercept_term**2
     losses = np.empty(problem.n_samples)
     losses[mask] = evaluation.losses[mask] / (alpha * diagonal)
-    losses[~mask] = evaluation.losses[~mask] * alpha * trimmed_diagonal
+    losses[~mask] = evaluation.losses[~mask] * added
     residuals = (problem.Y - evaluation.F)[mask]
     for group in groups:
         block = np.tril(inverse[np.ix_(group, group)])
@@ -224,6 +229,30 @@ def _kernel_studentized_losses(problem: Problem, evaluation: Evaluation) -> np.n
         deleted = deleted_inverse @ residuals[group]
         losses[kept[group]] = np.sum(deleted**2, axis=1) / np.diag(deleted_inverse)
     return losses
+
+
+def added_row_factors(
+    K: np.ndarray,
+    kept: np.ndarray,
+    factor: tuple[np.ndarray, bool],
+    alpha: float,
+    fit_intercept: bool,
+) -> np.ndarray:
+    """1 - h_jj for every row j outside the kernel ridge fit on the ``kept`` rows (``factor``:
+    the Cholesky factor of K_SS + alpha I), its leverage had it been added: alpha times the
+    diagonal of the augmented inverse, 1 / s_j with the Schur complement s_j = k_jj + alpha -
+    k_Sj^T A^-1 k_Sj, less the intercept's rank-one term. r_j^2 (1 - h_jj) then has variance
+    sigma^2 under the model."""
+    B = K[np.ix_(kept, ~kept)]
+    G = cho_solve(factor, B, check_finite=False)
+    schur = np.diag(K)[~kept] + alpha - np.sum(B * G, axis=0)
+    del G
+    diagonal = 1.0 / schur
+    if fit_intercept:
+        u = cho_solve(factor, np.ones(B.shape[0]), check_finite=False)
+        v = (1.0 - B.T @ u) / schur
+        diagonal = diagonal - v**2 / (u.sum() + v**2 * schur)
+    return alpha * diagonal
 
 
 def _feature_residual_variance_factors(problem: FeatureProblem, mask: np.ndarray) -> np.ndarray:

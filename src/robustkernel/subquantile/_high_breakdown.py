@@ -35,9 +35,12 @@ import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.linalg.lapack import dpotri
 from scipy.stats import chi2
+from sklearn.utils import check_random_state
 
 from .._kernel_model.kernels import compute_kernel
+from ._auto_epsilon import added_row_factors, truncated_variance
 from ._groups import duplicate_groups
+from ._hyperparameters import ALPHAS, MIN_TRIM, trimmed_mean
 
 N_STARTS = 500
 N_STEPS = 2
@@ -100,7 +103,7 @@ def ridge_on_rows(
         residuals[index] = coef / diagonal[:, None]
         if studentized:
             factors[index] = alpha * diagonal
-            factors[~kept] = _added_row_factors(K, kept, index, factor, alpha, fit_intercept)
+            factors[~kept] = added_row_factors(K, kept, factor, alpha, fit_intercept)
         position = np.full(n, -1)
         position[index] = np.arange(index.size)
         for group in groups:
@@ -114,28 +117,6 @@ def ridge_on_rows(
     losses = np.where(np.isnan(losses), np.inf, losses)
     scaled = np.where(np.isfinite(losses), losses * factors, np.inf) if studentized else None
     return TrimmedFit(kept, losses, float(np.mean(losses[index])), scaled)
-
-
-def _added_row_factors(
-    K: np.ndarray,
-    kept: np.ndarray,
-    index: np.ndarray,
-    factor: tuple[np.ndarray, bool],
-    alpha: float,
-    fit_intercept: bool,
-) -> np.ndarray:
-    """1 - h_jj for every row j outside the fit, its leverage had it been added: alpha / s_j
-    with the Schur complement s_j = k_jj + alpha - k_Sj^T A^-1 k_Sj (minus the intercept's
-    rank-one term), so that r_j^2 (1 - h_jj) has variance sigma^2 under the model."""
-    B = K[np.ix_(index, ~kept)]
-    G = cho_solve(factor, B, check_finite=False)
-    schur = np.diag(K)[~kept] + alpha - np.sum(B * G, axis=0)
-    diagonal = 1.0 / schur
-    if fit_intercept:
-        u = cho_solve(factor, np.ones(index.size), check_finite=False)
-        v = (1.0 - B.T @ u) / schur
-        diagonal = diagonal - v**2 / (u.sum() + v**2 * schur)
-    return alpha * diagonal
 
 
 def smallest(losses: np.ndarray, h: int) -> np.ndarray:
@@ -291,13 +272,6 @@ def _mask(n: int, rows: np.ndarray) -> np.ndarray:
     return mask
 
 
-def consistent_variance(losses: np.ndarray, kept: np.ndarray, n_outputs: int) -> float:
-    """sigma^2 from the honest squared residuals of the ``kept`` rows, the share q of rows
-    with the smallest losses: their median is sigma^2 times the q/2-quantile of chi^2_C."""
-    share = kept.sum() / kept.size
-    return float(np.median(losses[kept]) / chi2.ppf(share / 2.0, df=n_outputs))
-
-
 def adaptive_flags(losses: np.ndarray, variance: float, n_outputs: int) -> np.ndarray:
     """Gervini & Yohai's adaptive cutoff: the rows in the excess of the tail over chi^2_C.
 
@@ -325,11 +299,9 @@ def adaptive_flags(losses: np.ndarray, variance: float, n_outputs: int) -> np.nd
 FAMILIES = ("linear", "poly", "rbf")  # simplest first
 POLY_DEGREE = 2
 START_GAMMA_FACTORS = (0.25, 1.0, 4.0)  # times the robust "scale" gamma (rbf)
-RELATIVE_ALPHAS = tuple(float(a) for a in np.logspace(-4, 1, 11))  # times mean k(x, x)
 START_ALPHA = {"linear": 1e-6, "poly": 1e-6, "rbf": 0.1}  # times mean k(x, x)
 STANDARD_ERRORS = 2.0  # the simpler kernel stays unless beaten by this many paired SEs
 REWEIGHTING_ROUNDS = 2
-SCORE_TRIM = 0.1
 START_SEED = 0
 
 
@@ -343,74 +315,74 @@ class Start:
     start: np.ndarray  # bool mask: the h rows of the trimmed start
 
 
-def _family_kernels(X: np.ndarray, family: str, gamma: float) -> list[np.ndarray]:
-    """The kernel matrices of one family: one for linear / poly, three gammas for rbf."""
-    if family == "linear":
-        return [compute_kernel(X, None, "linear", {})]
-    if family == "poly":
-        params = {"gamma": gamma, "degree": POLY_DEGREE, "coef0": 1.0}
-        return [compute_kernel(X, None, "poly", params)]
-    return [
-        compute_kernel(X, None, "rbf", {"gamma": factor * gamma}) for factor in START_GAMMA_FACTORS
-    ]
+@dataclass(frozen=True)
+class Family:
+    """The kernel matrices of one kernel family (three gammas for rbf) and the near-duplicate
+    groups of each."""
+
+    name: str
+    matrices: list[np.ndarray]
+    groups: list[list[np.ndarray]]
+
+    @classmethod
+    def of(cls, name: str, X: np.ndarray, gamma: float) -> Family:
+        if name == "linear":
+            settings = [("linear", {})]
+        elif name == "poly":
+            settings = [("poly", {"gamma": gamma, "degree": POLY_DEGREE, "coef0": 1.0})]
+        else:
+            settings = [("rbf", {"gamma": factor * gamma}) for factor in START_GAMMA_FACTORS]
+        matrices = [compute_kernel(X, None, kernel, params) for kernel, params in settings]
+        return cls(name, matrices, [duplicate_groups(K) for K in matrices])
+
+    def best_on_rows(
+        self, Y: np.ndarray, kept: np.ndarray, fit_intercept: bool
+    ) -> tuple[float, TrimmedFit]:
+        """The least trimmed leave-one-out score on ``kept`` over the matrices and the alpha
+        grid (times the mean of k(x, x)), and its fit (losses studentized)."""
+        best: tuple[float, TrimmedFit] | None = None
+        for K, groups in zip(self.matrices, self.groups, strict=True):
+            for alpha in ALPHAS:
+                fit = ridge_on_rows(
+                    K, Y, kept, alpha * _level(K), fit_intercept, groups, studentized=True
+                )
+                score = float(trimmed_mean(fit.losses[kept], MIN_TRIM))
+                if best is None or score < best[0]:
+                    best = (score, fit)
+        assert best is not None
+        return best
+
+    def start(
+        self,
+        Y: np.ndarray,
+        h: int,
+        fit_intercept: bool,
+        starts: list[np.ndarray],
+        elemental_size: int,
+        rng: np.random.RandomState,
+    ) -> TrimmedFit:
+        """The :func:`kernel_lts` start of least score over the family's matrices."""
+        fits = [
+            kernel_lts(
+                K,
+                Y,
+                h,
+                START_ALPHA[self.name] * _level(K),
+                fit_intercept,
+                starts,
+                elemental_size,
+                rng,
+                groups,
+            )
+            for K, groups in zip(self.matrices, self.groups, strict=True)
+        ]
+        return min(fits, key=lambda fit: fit.score)
 
 
 def _level(K: np.ndarray) -> float:
     """The mean of k(x, x): the unit of the ridge penalties."""
     value = float(np.mean(np.diag(K)))
     return value if value > 0 else 1.0
-
-
-def _trimmed_mean(values: np.ndarray) -> float:
-    values = np.sort(values)
-    return float(values[: max(1, int(np.floor((1.0 - SCORE_TRIM) * values.size)))].mean())
-
-
-def _best_on_rows(
-    kernels: Sequence[np.ndarray], Y: np.ndarray, kept: np.ndarray, fit_intercept: bool
-) -> tuple[float, TrimmedFit]:
-    """The least trimmed leave-one-out score on ``kept`` over the kernels and the alphas."""
-    best: tuple[float, TrimmedFit] | None = None
-    for K in kernels:
-        groups = duplicate_groups(K)
-        for alpha in RELATIVE_ALPHAS:
-            fit = ridge_on_rows(
-                K, Y, kept, alpha * _level(K), fit_intercept, groups, studentized=True
-            )
-            score = _trimmed_mean(fit.losses[kept])
-            if best is None or score < best[0]:
-                best = (score, fit)
-    assert best is not None
-    return best
-
-
-def _start_of(
-    kernels: Sequence[np.ndarray],
-    family: str,
-    Y: np.ndarray,
-    h: int,
-    fit_intercept: bool,
-    starts: list[np.ndarray],
-    elemental_size: int,
-    rng: np.random.RandomState,
-) -> TrimmedFit:
-    best = None
-    for K in kernels:
-        fit = kernel_lts(
-            K,
-            Y,
-            h,
-            START_ALPHA[family] * _level(K),
-            fit_intercept,
-            starts,
-            elemental_size,
-            rng,
-            duplicate_groups(K),
-        )
-        if best is None or fit.score < best.score:
-            best = fit
-    assert best is not None
-    return best
 
 
 def _deterministic_starts(X: np.ndarray, Y: np.ndarray, h: int) -> list[np.ndarray]:
@@ -450,41 +422,38 @@ def high_breakdown_start(
     reproducible).
     """
     n, p = X.shape
-    rng = np.random.RandomState(START_SEED if random_state is None else None)
-    if isinstance(random_state, np.random.RandomState):
-        rng = random_state
-    elif random_state is not None:
-        rng = np.random.RandomState(random_state)
+    rng = check_random_state(START_SEED if random_state is None else random_state)
     h = start_rows(n, p)
     elemental_size = min(h, p + 2)
     starts = _deterministic_starts(X, Y, h)
-    linear = _family_kernels(X, "linear", gamma)
-    first = _start_of(linear, "linear", Y, h, fit_intercept, starts, elemental_size, rng)
-    rows = first.kept
-    own_score, own = _best_on_rows(linear, Y, rows, fit_intercept)
-    family, fit = "linear", first
-    flexible = []
-    for name in FAMILIES[1:]:
-        kernels = _family_kernels(X[rows], name, gamma)
-        score, other = _best_on_rows(kernels, Y[rows], np.ones(rows.sum(), bool), fit_intercept)
-        flexible.append((score, name, other))
-    winner = min(flexible, key=lambda item: item[0])
-    paired = own.losses[rows] - winner[2].losses
+    family = Family.of("linear", X, gamma)
+    fit = family.start(Y, h, fit_intercept, starts, elemental_size, rng)
+    rows = fit.kept
+    own_score, own = family.best_on_rows(Y, rows, fit_intercept)
+    every = np.ones(int(rows.sum()), dtype=bool)
+    flexible = {
+        name: Family.of(name, X[rows], gamma).best_on_rows(Y[rows], every, fit_intercept)
+        for name in FAMILIES[1:]
+    }
+    best_score, best = min(flexible.values(), key=lambda item: item[0])
+    paired = own.losses[rows] - best.losses
     paired = paired[np.isfinite(paired)]
     error = STANDARD_ERRORS * paired.std() / np.sqrt(max(paired.size, 1))
-    if own_score > winner[0] + error:
-        poly, rbf = flexible
-        family = "poly" if poly[0] <= rbf[0] + error else "rbf"
-        kernels = _family_kernels(X, family, gamma)
-        fit = _start_of(kernels, family, Y, h, fit_intercept, [*starts, rows], elemental_size, rng)
-    kernels = _family_kernels(X, family, gamma)
+    if own_score > best_score + error:
+        name = "poly" if flexible["poly"][0] <= flexible["rbf"][0] + error else "rbf"
+        family = Family.of(name, X, gamma)
+        fit = family.start(Y, h, fit_intercept, [*starts, rows], elemental_size, rng)
     kept = fit.kept
     for _ in range(REWEIGHTING_ROUNDS):
-        _, current = _best_on_rows(kernels, Y, kept, fit_intercept)
+        _, current = family.best_on_rows(Y, kept, fit_intercept)
         assert current.studentized is not None
-        variance = consistent_variance(current.studentized, kept, Y.shape[1])
-        updated = ~adaptive_flags(current.studentized, variance, Y.shape[1])
+        updated = ~adaptive_flags(
+            current.studentized,
+            truncated_variance(current.studentized, kept, Y.shape[1]),
+            Y.shape[1],
+        )
         if np.array_equal(updated, kept):
             break
         kept = updated
-    return Start(family, POLY_DEGREE if family == "poly" else None, kept, fit.kept)
+    degree = POLY_DEGREE if family.name == "poly" else None
+    return Start(family.name, degree, kept, fit.kept)
