@@ -173,3 +173,34 @@ def test_auto_kernel_refuses_what_it_does_not_cover(make, message):
     target = (y > np.median(y)).astype(int) if "Classifier" in repr(make()) else np.abs(y)
     with pytest.raises(ValueError, match=message):
         make().fit(X, target)
+
+
+def test_auto_kernel_refuses_features_whose_kernel_overflows():
+    X, y = _hawkins_like()
+    with pytest.raises(ValueError, match="Scale the features"):
+        SubquantileKernelRegressor(kernel="auto").fit(X * 1e300, y)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+def test_auto_kernel_fits_a_handful_of_rows(n):
+    rng = np.random.RandomState(n)
+    X, y = rng.normal(size=(n, 2)), rng.normal(size=n)
+    model = SubquantileKernelRegressor(kernel="auto").fit(X, y)
+    assert np.isfinite(model.predict(X)).all()
+    assert model.inlier_mask_.sum() >= 1
+
+
+def test_auto_kernel_flags_the_same_rows_at_any_target_magnitude():
+    X, y = _hawkins_like()
+    small = SubquantileKernelRegressor(kernel="auto").fit(X, y)
+    huge = SubquantileKernelRegressor(kernel="auto").fit(X, y * 2.0**600)
+    np.testing.assert_array_equal(small.inlier_mask_, huge.inlier_mask_)
+    assert np.isfinite(huge.predict(X)).all()
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_auto_kernel_names_non_finite_input(bad):
+    X, y = _hawkins_like()
+    X[3, 1] = bad
+    with pytest.raises(ValueError, match="X"):
+        SubquantileKernelRegressor(kernel="auto").fit(X, y)

@@ -37,7 +37,7 @@ from scipy.linalg.lapack import dpotri
 from scipy.stats import chi2
 from sklearn.utils import check_random_state
 
-from .._kernel_model.kernels import compute_kernel
+from .._kernel_model.kernels import check_fit_kernel, compute_kernel
 from ._auto_epsilon import added_row_factors, truncated_variance
 from ._groups import duplicate_groups
 from ._hyperparameters import ALPHAS, MIN_TRIM, trimmed_mean
@@ -303,6 +303,7 @@ START_ALPHA = {"linear": 1e-6, "poly": 1e-6, "rbf": 0.1}  # times mean k(x, x)
 STANDARD_ERRORS = 2.0  # the simpler kernel stays unless beaten by this many paired SEs
 REWEIGHTING_ROUNDS = 2
 START_SEED = 0
+MIN_ROWS = 4  # fewer rows: no trimmed start (every row kept, the linear kernel)
 
 
 @dataclass(frozen=True)
@@ -332,7 +333,10 @@ class Family:
             settings = [("poly", {"gamma": gamma, "degree": POLY_DEGREE, "coef0": 1.0})]
         else:
             settings = [("rbf", {"gamma": factor * gamma}) for factor in START_GAMMA_FACTORS]
-        matrices = [compute_kernel(X, None, kernel, params) for kernel, params in settings]
+        matrices = []
+        for kernel, params in settings:
+            matrices.append(compute_kernel(X, None, kernel, params))
+            check_fit_kernel(matrices[-1], X, kernel)
         return cls(name, matrices, [duplicate_groups(K) for K in matrices])
 
     def best_on_rows(
@@ -419,9 +423,12 @@ def high_breakdown_start(
        residuals of the kernel ridge fit on the kept rows (alpha and gamma chosen on them).
 
     ``random_state`` draws the random starts (a fixed seed where None: the default fit is
-    reproducible).
+    reproducible). Fewer than ``MIN_ROWS`` rows keep every row with the linear kernel.
     """
     n, p = X.shape
+    if n < MIN_ROWS:
+        every = np.ones(n, dtype=bool)
+        return Start("linear", None, every, every)
     rng = check_random_state(START_SEED if random_state is None else random_state)
     h = start_rows(n, p)
     elemental_size = min(h, p + 2)
