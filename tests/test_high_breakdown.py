@@ -204,3 +204,73 @@ def test_auto_kernel_names_non_finite_input(bad):
     X[3, 1] = bad
     with pytest.raises(ValueError, match="X"):
         SubquantileKernelRegressor(kernel="auto").fit(X, y)
+
+
+def _cluster_of_bad_leverage(fraction: float, target: str, seed: int, n: int = 300):
+    """Uniform rows on [-2, 2]^2 with noise sd 0.2 on a linear or sine target; ``fraction`` of
+    the rows moved to a tight cluster at (5, 5) (jitter 0.01) with the target -6."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(-2, 2, (n, 2))
+    truth = {
+        "linear": lambda Z: 1.5 * Z[:, 0] - Z[:, 1],
+        "sine": lambda Z: np.sin(2 * Z[:, 0]) + Z[:, 1],
+    }[target]
+    y = truth(X) + 0.2 * rng.normal(size=n)
+    bad = np.zeros(n, dtype=bool)
+    bad[rng.choice(n, int(fraction * n), replace=False)] = True
+    X[bad] = np.array([5.0, 5.0]) + 0.01 * rng.normal(size=(bad.sum(), 2))
+    y[bad] = -6.0 + 0.2 * rng.normal(size=bad.sum())
+    return X, y, bad, truth
+
+
+def _oracle(X, y):
+    """Kernel ridge (rbf) with 5-fold GridSearchCV over the automatic fit's grids."""
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.model_selection import GridSearchCV
+
+    gammas = np.array([0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0]) / X.shape[1]
+    grid = {"alpha": np.logspace(-4, 1, 11), "gamma": gammas}
+    return GridSearchCV(KernelRidge(kernel="rbf"), grid, cv=5).fit(X, y)
+
+
+@pytest.mark.parametrize("fraction", [0.3, 0.45])
+def test_auto_kernel_flags_a_masking_cluster_of_bad_leverage_points(fraction):
+    X, y, bad, truth = _cluster_of_bad_leverage(fraction, "linear", seed=0)
+    model = SubquantileKernelRegressor(kernel="auto").fit(X, y)
+    flagged = ~model.inlier_mask_
+    assert flagged[bad].mean() >= 0.95
+    assert flagged[~bad].mean() <= 0.02
+    X_test = np.random.RandomState(9).uniform(-2, 2, (500, 2))
+    error = np.sqrt(np.mean((model.predict(X_test) - truth(X_test)) ** 2))
+    oracle = _oracle(X[~bad], y[~bad])
+    assert error <= 1.10 * np.sqrt(np.mean((oracle.predict(X_test) - truth(X_test)) ** 2))
+
+
+@pytest.mark.slow
+def test_auto_kernel_keeps_clean_rows_with_the_efficiency_of_kernel_ridge():
+    rng = np.random.RandomState(0)
+
+    def truth(Z):
+        return np.sin(2 * Z[:, 0]) + Z[:, 1] * Z[:, 2] + 0.5 * Z[:, 3] ** 2
+
+    X, X_test = rng.uniform(-2, 2, (500, 4)), rng.uniform(-2, 2, (1000, 4))
+    y = truth(X) + 0.3 * rng.normal(size=500)
+    model = SubquantileKernelRegressor(kernel="auto").fit(X, y)
+    assert model.inlier_mask_.mean() >= 0.98
+    error = np.sqrt(np.mean((model.predict(X_test) - truth(X_test)) ** 2))
+    oracle = _oracle(X, y)
+    assert error <= 1.02 * np.sqrt(np.mean((oracle.predict(X_test) - truth(X_test)) ** 2))
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 31, open: on a sine, the linear start can keep the far cluster with a band "
+    "of clean rows aligned with it, on which the linear kernel looks adequate; seeds 0-4 "
+    "(this generator): >= 95% flagged in 2 of 5 at 30% and 0 of 5 at 45%; seed 0 at 30%: "
+    "the linear kernel, 0 flagged",
+)
+def test_auto_kernel_flags_a_masking_cluster_on_a_curved_target():
+    X, y, bad, _ = _cluster_of_bad_leverage(0.3, "sine", seed=0)
+    model = SubquantileKernelRegressor(kernel="auto").fit(X, y)
+    assert (~model.inlier_mask_)[bad].mean() >= 0.95
