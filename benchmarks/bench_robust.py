@@ -802,6 +802,12 @@ REGRESSION_METHODS: dict[str, Method] = {
         'refine="reject" (no knobs)',
         library=True,
     ),
+    "subq_auto": Method(
+        lambda c: SubquantileKernelRegressor(kernel="auto"),
+        'SubquantileKernelRegressor(kernel="auto"): the high-breakdown start (kernel LTS, the '
+        "kernel chosen among linear, poly(2) and rbf, the adaptive cutoff), no other knob",
+        library=True,
+    ),
     "subq_true_eps": Method(
         lambda c: SubquantileKernelRegressor(epsilon=c.eps),
         "SubquantileKernelRegressor(epsilon=true eps), other parameters default",

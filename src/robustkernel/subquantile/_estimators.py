@@ -47,12 +47,13 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         n x n kernel matrix at fit and the n_test x n_train matrix at predict), or a callable.
         "auto" (exact model, identity link): the high-breakdown start of
         ``robustkernel.subquantile._high_breakdown`` -- kernel least trimmed squares at about
-        half the rows from many cheap starts, the linear, degree-2 polynomial and rbf kernels
-        compared by leave-one-out on its kept rows (the simpler kernel unless beaten by two
-        paired standard errors), then Gervini and Yohai's adaptive cutoff instead of a fixed
-        k-sigma rule; the fit then runs with that kernel from the rows kept (with
-        epsilon="auto", at the flagged fraction). ``kernel_`` reports the choice. Not yet the
-        default: see BENCHMARKS.md ("Classic outlier data sets") for where it stands.
+        half the rows from many cheap starts with the linear kernel, Gervini and Yohai's
+        adaptive cutoff instead of a fixed k-sigma rule, and a move to the degree-2
+        polynomial or rbf kernel (with its own trimmed start) only where it beats the simpler
+        kernel by two paired standard errors of leave-one-out loss on the rows kept; the fit
+        then runs with that kernel from the rows kept (with epsilon="auto", at the flagged
+        fraction). ``kernel_`` reports the choice. Not yet the default: see BENCHMARKS.md
+        ("Classic outlier data sets", "Robustness without knobs") for where it stands.
     gamma : float, "auto" or None, default="auto"
         Kernel parameter, passed to ``pairwise_kernels`` as KernelRidge does; None means
         1 / n_features for the kernels that take it. "auto" with alpha="auto" (regressor): for
