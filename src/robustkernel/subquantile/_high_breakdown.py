@@ -40,12 +40,12 @@ from sklearn.utils import check_random_state
 from .._kernel_model.kernels import check_fit_kernel, compute_kernel
 from ._auto_epsilon import added_row_factors, truncated_variance
 from ._groups import duplicate_groups
-from ._hyperparameters import ALPHAS, MIN_TRIM, trimmed_mean
+from ._hyperparameters import ALPHAS, MIN_TRIM, kernel_honest_residuals, trimmed_mean
 
 N_STARTS = 500
 N_STEPS = 2
-N_BEST = 10
-MAX_STEPS = 20
+N_BEST = 5
+MAX_STEPS = 6
 SUBSAMPLE_ROWS = 120
 CUTOFF_START = 2.5  # Gervini & Yohai's t0, in standard deviations of one output
 # A row outside the fit is studentized by 1 - h_jj, its leverage had it been added, but by no
@@ -352,18 +352,31 @@ class Family:
         self, Y: np.ndarray, kept: np.ndarray, fit_intercept: bool
     ) -> tuple[float, TrimmedFit]:
         """The least trimmed leave-one-out score on ``kept`` over the matrices and the alpha
-        grid (times the mean of k(x, x)), and its fit (losses studentized)."""
-        best: tuple[float, TrimmedFit] | None = None
-        for K, groups in zip(self.matrices, self.groups, strict=True):
-            for alpha in ALPHAS:
-                fit = ridge_on_rows(
-                    K, Y, kept, alpha * _level(K), fit_intercept, groups, studentized=True
-                )
-                score = float(trimmed_mean(fit.losses[kept], MIN_TRIM))
-                if best is None or score < best[0]:
-                    best = (score, fit)
+        grid (times the mean of k(x, x)): every alpha of a matrix from one eigendecomposition
+        (:func:`._hyperparameters.kernel_honest_residuals`); and the fit at the best pair
+        (losses studentized)."""
+        best: tuple[float, int, float] | None = None
+        for index, K in enumerate(self.matrices):
+            alphas = [alpha * _level(K) for alpha in ALPHAS]
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                losses = kernel_honest_residuals(K, Y, kept, alphas, fit_intercept)[:, kept]
+            losses = np.where(np.isnan(losses), np.inf, losses)
+            scores = trimmed_mean(losses, MIN_TRIM)
+            position = int(np.argmin(scores))
+            if best is None or scores[position] < best[0]:
+                best = (float(scores[position]), index, alphas[position])
         assert best is not None
-        return best
+        score, index, alpha = best
+        fit = ridge_on_rows(
+            self.matrices[index],
+            Y,
+            kept,
+            alpha,
+            fit_intercept,
+            self.groups[index],
+            studentized=True,
+        )
+        return score, fit
 
     def start(
         self,

@@ -122,10 +122,10 @@ def honest_residuals(
     """
     if isinstance(problem, FeatureProblem):
         return _feature_honest_residuals(problem, kept, alphas)
-    return _kernel_honest_residuals(problem.K, problem.Y, kept, alphas, problem.fit_intercept)
+    return kernel_honest_residuals(problem.K, problem.Y, kept, alphas, problem.fit_intercept)
 
 
-def _kernel_honest_residuals(
+def kernel_honest_residuals(
     K: np.ndarray, Y: np.ndarray, kept: np.ndarray, alphas: Sequence[float], fit_intercept: bool
 ) -> np.ndarray:
     """Kernel ridge: leave-one-out residuals c_i / G_ii (G the inverse of the bordered system
