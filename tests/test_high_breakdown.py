@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.stats import chi2
-from sklearn.linear_model import LinearRegression
+from sklearn.linear_model import LinearRegression, Ridge
 from sklearn.metrics.pairwise import rbf_kernel
 
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
@@ -95,6 +95,15 @@ def test_adaptive_cutoff_flags_only_the_excess_over_the_normal_tail():
     assert np.mean(shares) < 0.005
 
 
+def test_adaptive_cutoff_flags_every_one_of_a_few_rows_far_out():
+    # n d_n for k rows 4.5 to 6 sigma out is k less a sliver (the normal tail beyond them):
+    # all k are flagged, not k - 1 (starsCYG's four giants)
+    clean = chi2.ppf((np.arange(43) + 0.5) / 47, df=1)  # the normal's lower 43 of 47 rows
+    far = np.array([4.5, 5.0, 5.5, 6.0]) ** 2
+    flags = adaptive_flags(np.concatenate([clean, far]), 1.0, 1)
+    assert np.flatnonzero(flags).tolist() == [43, 44, 45, 46]
+
+
 def _hawkins_like(seed: int = 0):
     """75 rows in 3 dimensions: 10 bad leverage points (far in x, off the plane) and 4 good
     leverage points (far in x, on the plane), as in Hawkins, Bradu & Kass (1984)."""
@@ -106,6 +115,17 @@ def _hawkins_like(seed: int = 0):
     X[10:14] = np.array([11.0, 21.0, 31.0]) + rng.normal(scale=1.0, size=(4, 3))
     y[10:14] = X[10:14] @ np.array([0.2, 0.1, -0.1]) + 0.5 * rng.normal(size=4)
     return X, y
+
+
+def test_auto_kernel_model_is_the_ridge_fit_on_the_rows_it_keeps():
+    # the final model is fitted on the start's kept rows, which stay fixed (no solver moves
+    # them): with the linear kernel it is scikit-learn's Ridge on those rows at alpha_
+    X, y = _hawkins_like()
+    model = SubquantileKernelRegressor(kernel="auto").fit(X, y)
+    assert model.kernel_ == "linear"
+    kept = model.inlier_mask_
+    ridge = Ridge(alpha=model.alpha_).fit(X[kept], y[kept])
+    np.testing.assert_allclose(model.predict(X), ridge.predict(X), rtol=1e-6, atol=1e-8)
 
 
 def test_kernel_lts_keeps_no_bad_leverage_point():
@@ -125,9 +145,10 @@ def test_auto_kernel_finds_masked_bad_leverage_points_and_keeps_the_good_ones():
     assert not model.inlier_mask_[:10].any()
     assert model.inlier_mask_[10:14].all()
     assert model.inlier_mask_.mean() >= 0.84
-    # the fit is close to the clean rows' least squares (well within the noise, sd 0.5)
+    # the fit is close to the clean rows' least squares (well within the noise, sd 0.5; the
+    # adaptive cutoff may drop a clean row near 3 sigma, and alpha shrinks a little)
     clean = LinearRegression().fit(X[10:], y[10:])
-    assert np.abs(model.predict(X[10:]) - clean.predict(X[10:])).max() < 0.15
+    assert np.abs(model.predict(X[10:]) - clean.predict(X[10:])).max() < 0.2
     # the ordinary fit is dragged by the group
     ordinary = LinearRegression().fit(X, y)
     assert np.abs(ordinary.predict(X[10:]) - clean.predict(X[10:])).max() > 1.0
@@ -235,15 +256,7 @@ def _oracle(X, y):
 
 @pytest.mark.parametrize("fraction", [0.3, 0.45])
 def test_auto_kernel_flags_a_masking_cluster_of_bad_leverage_points(fraction):
-    X, y, bad, truth = _cluster_of_bad_leverage(fraction, "linear", seed=0)
-    model = SubquantileKernelRegressor(kernel="auto").fit(X, y)
-    flagged = ~model.inlier_mask_
-    assert flagged[bad].mean() >= 0.95
-    assert flagged[~bad].mean() <= 0.02
-    X_test = np.random.RandomState(9).uniform(-2, 2, (500, 2))
-    error = np.sqrt(np.mean((model.predict(X_test) - truth(X_test)) ** 2))
-    oracle = _oracle(X[~bad], y[~bad])
-    assert error <= 1.10 * np.sqrt(np.mean((oracle.predict(X_test) - truth(X_test)) ** 2))
+    _assert_cluster_flagged_and_fit_efficient(fraction, "linear", seed=0)
 
 
 @pytest.mark.slow
@@ -262,15 +275,30 @@ def test_auto_kernel_keeps_clean_rows_with_the_efficiency_of_kernel_ridge():
     assert error <= 1.02 * np.sqrt(np.mean((oracle.predict(X_test) - truth(X_test)) ** 2))
 
 
+def _assert_cluster_flagged_and_fit_efficient(fraction, target, seed):
+    X, y, bad, truth = _cluster_of_bad_leverage(fraction, target, seed=seed)
+    model = SubquantileKernelRegressor(kernel="auto").fit(X, y)
+    flagged = ~model.inlier_mask_
+    assert flagged[bad].mean() >= 0.95
+    assert flagged[~bad].mean() <= 0.02
+    X_test = np.random.RandomState(9).uniform(-2, 2, (500, 2))
+    error = np.sqrt(np.mean((model.predict(X_test) - truth(X_test)) ** 2))
+    oracle = _oracle(X[~bad], y[~bad])
+    assert error <= 1.10 * np.sqrt(np.mean((oracle.predict(X_test) - truth(X_test)) ** 2))
+
+
+@pytest.mark.slow
+def test_auto_kernel_flags_a_masking_cluster_on_a_curved_target():
+    # seeds 0-4 of this generator at 30%: all flagged, none clean, 0.93-1.06x the oracle
+    _assert_cluster_flagged_and_fit_efficient(0.3, "sine", seed=0)
+
+
 @pytest.mark.slow
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 31, open: on a sine the starts can keep the far cluster (with a band of "
-    "clean rows aligned with it, or absorbed by a flexible kernel); seeds 0-4 (this "
-    "generator): >= 95% flagged in 2 of 5 at 30% and 1 of 5 at 45%; seed 0 at 30%: rbf, 2% "
-    "of the cluster and 41% of the clean rows flagged",
+    reason="issue 31, open: at 45% on a sine the rbf start can keep the far cluster; seeds "
+    "0-4 of this generator: all flagged in 4 of 5, but 1.17x and 1.18x the oracle in two of "
+    "them; seed 3 flags none (2.6x)",
 )
-def test_auto_kernel_flags_a_masking_cluster_on_a_curved_target():
-    X, y, bad, _ = _cluster_of_bad_leverage(0.3, "sine", seed=0)
-    model = SubquantileKernelRegressor(kernel="auto").fit(X, y)
-    assert (~model.inlier_mask_)[bad].mean() >= 0.95
+def test_auto_kernel_flags_a_45_percent_masking_cluster_on_a_curved_target():
+    _assert_cluster_flagged_and_fit_efficient(0.45, "sine", seed=3)

@@ -50,9 +50,11 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         half the rows from many cheap starts with the linear kernel, Gervini and Yohai's
         adaptive cutoff instead of a fixed k-sigma rule, and a move to the degree-2
         polynomial or rbf kernel (with its own trimmed start) only where it beats the simpler
-        kernel by two paired standard errors of leave-one-out loss on the rows kept; the fit
-        then runs with that kernel from the rows kept (with epsilon="auto", at the flagged
-        fraction). ``kernel_`` reports the choice. Not yet the default: see BENCHMARKS.md
+        kernel by two paired standard errors of leave-one-out loss on the rows kept. The model
+        is then kernel ridge with that kernel on the rows the reweighting keeps (a given
+        epsilon: the (1 - epsilon) n rows of smallest standardized residual), alpha and gamma
+        chosen by leave-one-out on them; no solver moves those rows and ``refine`` does not
+        apply. ``kernel_`` reports the choice. Not yet the default: see BENCHMARKS.md
         ("Classic outlier data sets", "Robustness without knobs") for where it stands.
     gamma : float, "auto" or None, default="auto"
         Kernel parameter, passed to ``pairwise_kernels`` as KernelRidge does; None means

@@ -220,23 +220,29 @@ def out_of_fold_errors(
 
 
 def honest_scores(
-    problem: Problem | FeatureProblem, kept: np.ndarray, alphas: Sequence[float], trim: float
+    problem: Problem | FeatureProblem,
+    kept: np.ndarray,
+    alphas: Sequence[float],
+    trim: float,
+    counted: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Score of every alpha (lower is better) at the problem's kernel and kept rows ``kept``.
+    """Score of every alpha (lower is better) at the problem's kernel and kept rows ``kept``,
+    over the rows ``counted`` (a mask; every row where None).
 
     Squared loss: the trimmed mean of :func:`honest_residuals` (trim at least ``MIN_TRIM``;
     a kept row of leverage 1 has no leave-one-out residual, and the alpha then scores inf).
     Squared loss through a link: the same trimmed mean of out-of-fold squared residuals.
     Classification losses: the mean of :func:`out_of_fold_errors`.
     """
+    rows = slice(None) if counted is None else counted
     if isinstance(problem.loss, LinkSquaredLoss):
         outputs = out_of_fold_outputs(problem, kept, alphas)
         losses = np.array([problem.loss.loss(F, problem.Y) for F in outputs])
-        return trimmed_mean(losses, max(trim, MIN_TRIM))
+        return trimmed_mean(losses[:, rows], max(trim, MIN_TRIM))
     if not isinstance(problem.loss, SquaredLoss):
-        return out_of_fold_errors(problem, kept, alphas).mean(axis=1)
+        return out_of_fold_errors(problem, kept, alphas)[:, rows].mean(axis=1)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        residuals = honest_residuals(problem, kept, alphas)
+        residuals = honest_residuals(problem, kept, alphas)[:, rows]
     residuals = np.where(np.isnan(residuals), np.inf, residuals)
     return trimmed_mean(residuals, max(trim, MIN_TRIM))
 
@@ -253,6 +259,7 @@ def select(
     alphas: Sequence[float],
     trim: float,
     trimmed_fit: Callable[[float | None], tuple[Problem | FeatureProblem, np.ndarray]],
+    kept_only: bool = False,
 ) -> tuple[float | None, float, np.ndarray, np.ndarray]:
     """The (gamma, alpha) of least :func:`honest_scores`, and the score of every pair.
 
@@ -267,6 +274,9 @@ def select(
     trimmed_fit : callable
         ``trimmed_fit(gamma)``: the problem (kernel matrix or features) at that gamma and the
         rows a trimmed fit at the starting alpha (or the fixed alpha) keeps.
+    kept_only : bool
+        Score the kept rows only (rows known to be outliers, out of every fit, are left out of
+        the score, whatever ``trim``); else every row.
 
     Returns
     -------
@@ -284,7 +294,7 @@ def select(
     for row, gamma in enumerate(gammas):
         problem, kept = trimmed_fit(gamma)
         masks.append(kept)
-        scores[row] = honest_scores(problem, kept, alphas, trim)
+        scores[row] = honest_scores(problem, kept, alphas, trim, kept if kept_only else None)
     best_rows, best_columns = np.nonzero(scores == scores.min())
     pick = int(np.argmin(np.asarray(alphas, dtype=float)[best_columns]))
     return (
