@@ -1,17 +1,17 @@
 """What the automatic configuration costs: fit time against the grid search it replaces.
 
 Regression: ``SubquantileKernelRegressor()`` (epsilon, alpha, gamma "auto"), and the same with
-kernel="auto" (the high-breakdown start and the kernel choice), against KernelRidge(rbf) + 5-fold GridSearchCV over the same grid (the 7 gammas of
-``gamma_grid`` x the 11 alphas of ``ALPHAS``), on the generated problem of
-``bench_robust.py`` (sin(2 x1) + x2 x3 + 0.5 x4^2 + noise, 5 features) with 20% of the training
-targets replaced by N(5, variance 5), n training rows. Classification: the multiclass fit on
-scikit-learn's digits (1797 x 64, 10 classes, features / 16, 20% of the labels replaced by a
-random class) against SVC(rbf) with its defaults and against SVC + 5-fold GridSearchCV over the
-C x gamma grid of ``bench_robust.py``; also the classifier with epsilon, alpha and gamma given
-(gamma = SVC's "scale", 1 / (n_features Var(X))), with its default refine="reject" and with
-refine=None (the papers' estimator). Every fit runs with one BLAS thread in this process;
-each time is the median of ``--repeats`` fits; the table also gives the process CPU time of
-the fits and the test metric on clean rows.
+kernel="auto" (the high-breakdown start and the kernel choice), against KernelRidge(rbf) +
+5-fold GridSearchCV over the same grid (the 7 gammas of ``gamma_grid`` x the 11 alphas of
+``ALPHAS``), on the generated problem of ``bench_robust.py`` (sin(2 x1) + x2 x3 + 0.5 x4^2 +
+noise, 5 features) with 20% of the training targets replaced by N(5, variance 5), n training
+rows. Classification: the multiclass fit on scikit-learn's digits (1797 x 64, 10 classes,
+features / 16, 20% of the labels replaced by a random class) against SVC(rbf) with its defaults
+and against SVC + 5-fold GridSearchCV over the C x gamma grid of ``bench_robust.py``; also the
+classifier with epsilon, alpha and gamma given (gamma = SVC's "scale", 1 / (n_features Var(X))),
+with its default refine="reject" and with refine=None (the papers' estimator). Every fit runs
+with one BLAS thread in this process; each time is the median of ``--repeats`` fits; the table
+also gives the process CPU time of the fits and the test metric on clean rows.
 
     python benchmarks/bench_fit_time.py [--n 2000] [--repeats 3] [--no-write]
 

@@ -39,7 +39,8 @@ Leroy (1987), *Robust Regression and Outlier Detection*, Wiley:
   "flagged share on clean data".
 
 Methods: ``SubquantileKernelRegressor()`` (the defaults), with ``kernel="auto"`` and with a
-linear kernel and 10 starts (flags: ``~inlier_mask_``); RANSACRegressor(LinearRegression) with
+linear kernel and 10 starts, and ``SubquantileRegressor(LinearRegression())`` (the wrapper of any
+estimator, epsilon="auto"; flags: ``~inlier_mask_``); RANSACRegressor(LinearRegression) with
 its defaults (``~inlier_mask_``); TheilSenRegressor and HuberRegressor, which do not flag, with
 Rousseeuw & Leroy's rule |r_i| > 2.5 x 1.4826 MAD(r) on their residuals; and R's robustbase
 through ``Rscript`` (one process for all data sets): ``ltsReg(X, y)`` after ``set.seed(0)``,
@@ -90,7 +91,7 @@ from sklearn.linear_model import (
 )
 
 import robustkernel
-from robustkernel import SubquantileKernelRegressor
+from robustkernel import SubquantileKernelRegressor, SubquantileRegressor
 from robustkernel._report import cpu_description, markdown_table, replace_markdown_section
 
 SECTION = "## Classic outlier data sets (bench_outliers.py)"
@@ -289,6 +290,10 @@ METHODS: dict[str, tuple[Callable[[], object], Callable]] = {
     ),
     'SubQ(kernel="linear", n_init=10)': (
         lambda: SubquantileKernelRegressor(kernel="linear", n_init=10, random_state=0),
+        _mask_flags,
+    ),
+    "SubquantileRegressor(LinearRegression)": (
+        lambda: SubquantileRegressor(LinearRegression(), random_state=0),
         _mask_flags,
     ),
     "RANSAC(LinearRegression)": (

@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import sparse
 from sklearn.compose import make_column_transformer
 from sklearn.datasets import make_classification, make_friedman1
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
@@ -275,3 +276,37 @@ def test_default_classifier_is_gradient_boosting_and_flags_relabelled_rows():
     plain = HistGradientBoostingClassifier().fit(X, y_bad).score(X_test, y_test)
     assert model.score(X_test, y_test) >= plain + 0.02
     assert model.inlier_mask_[flipped].mean() <= 0.2
+
+
+@pytest.mark.parametrize("fraction", [0.3, 0.45])
+def test_regressor_auto_epsilon_finds_a_masking_cluster_from_the_high_breakdown_start(fraction):
+    # a far, tight cluster with a wrong target: the fit on every row explains it (its rows
+    # rank among the best), the high-breakdown start leaves it out
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-2, 2, (300, 2))
+    y = 1.5 * X[:, 0] - X[:, 1] + 0.2 * rng.normal(size=300)
+    bad = rng.choice(300, int(fraction * 300), replace=False)
+    X[bad] = np.array([5.0, 5.0]) + 0.01 * rng.normal(size=(bad.size, 2))
+    y[bad] = -6.0
+    model = SubquantileRegressor(LinearRegression()).fit(X, y)
+    assert not model.inlier_mask_[bad].any()
+    clean = np.setdiff1d(np.arange(300), bad)
+    assert model.inlier_mask_[clean].mean() >= 0.98
+    oracle = LinearRegression().fit(X[clean], y[clean])
+    np.testing.assert_allclose(model.estimator_.coef_, oracle.coef_, atol=0.02)
+
+
+def test_regressor_auto_epsilon_starts_from_every_row_on_sparse_or_weighted_input():
+    # the high-breakdown start needs dense numeric X and no weights; elsewhere the fit on
+    # every row starts the rounds, and gross outliers are still found
+    rng = np.random.RandomState(1)
+    X = rng.normal(size=(200, 3))
+    y = X @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.normal(size=200)
+    y[:20] += 30.0
+    for fit in (
+        lambda m: m.fit(sparse.csr_matrix(X), y),
+        lambda m: m.fit(X, y, sample_weight=np.full(200, 2.0)),
+    ):
+        model = fit(SubquantileRegressor(LinearRegression()))
+        assert not model.inlier_mask_[:20].any()
+        assert model.inlier_mask_[20:].mean() >= 0.95

@@ -50,6 +50,8 @@ from ..subquantile._auto_epsilon import (
     REGRESSION_START,
     beyond_scale,
 )
+from ..subquantile._high_breakdown import high_breakdown_start
+from ..subquantile._hyperparameters import robust_gamma
 from ..subquantile._objective import ClassFloors, weighted_subquantile
 from ._selection import fit_rows, out_of_fold_losses
 
@@ -57,6 +59,22 @@ from ._selection import fit_rows, out_of_fold_losses
 # rows can cycle without repeating).
 PATIENCE = 3
 PROBABILITY_FLOOR = 1e-15  # -log of it, 34.5, is the largest classification loss
+# The regressor's epsilon="auto" starts from the high-breakdown start on at most this many rows
+# (its cost grows as n^3; the reweighting rounds then see every row).
+START_ROWS = 500
+
+
+def _numeric_rows(X: Any) -> np.ndarray | None:
+    """X as a dense, finite float array where it is one (else None: a sparse matrix, text or
+    categorical columns, missing values)."""
+    if hasattr(X, "toarray") or hasattr(X, "tocsr"):
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return check_array(X, dtype=np.float64, ensure_all_finite=True, ensure_2d=True)
+    except (TypeError, ValueError):
+        return None
 
 
 class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
@@ -209,7 +227,7 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
 
     def _honest_losses(self, X: Any, y: np.ndarray, fitted: Any, row_weights: np.ndarray):
         """Out-of-fold losses of the kept rows, out-of-sample losses of the others."""
-        n_folds = 5 if self.n_folds is None else self.n_folds
+        n_folds = self._n_folds
         n_kept = int(np.count_nonzero(row_weights > 0))
         if n_kept < n_folds:
             raise ValueError(
@@ -223,6 +241,11 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
             self._estimator, fitted, X, y, row_weights, self._weighted, self._row_losses,
             n_folds, self._seed, stratify=isinstance(self, ClassifierMixin),
         )
+
+    @property
+    def _n_folds(self) -> int:
+        """The folds of the out-of-fold losses (5 where ``n_folds`` is None)."""
+        return 5 if self.n_folds is None else self.n_folds
 
     def _selection_losses(self, X: Any, y: np.ndarray, fitted: Any, row_weights: np.ndarray):
         """The losses the trim ranks: in-sample, or out of fold when ``n_folds`` is set."""
@@ -302,17 +325,8 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
         estimator that memorizes its rows (1-nearest neighbour, a large network) cannot
         explain away the rows it was fitted on.
         """
-        row_weights = np.where(present, weights, 0.0)
-        self.estimator_ = self._fit(X, y, row_weights)
-        losses = self._honest_losses(X, y, self.estimator_, row_weights)
         floors = self._floors(y[present], None)  # whole rows: the flags are per row
-        row_weights = np.zeros_like(weights)
-        row_weights[present] = weighted_subquantile(
-            losses[present],
-            self._start_epsilon(y[present]),
-            weights[present] if self._weighted else None,
-            floors,
-        )
+        row_weights = self._start_rows(X, y, weights, present, floors)
         seen: set[bytes] = set()
         self.converged_ = False
         for iteration in range(1, MAX_ROUNDS + 1):
@@ -344,6 +358,28 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
             row_weights = new_weights
         self.threshold_ = float(np.max(losses[row_weights > 0]))
         return row_weights, losses
+
+    def _start_rows(
+        self,
+        X: Any,
+        y: np.ndarray,
+        weights: np.ndarray,
+        present: np.ndarray,
+        floors: ClassFloors | None,
+    ) -> np.ndarray:
+        """The row weights the reweighting rounds of epsilon="auto" start from: the rows of
+        smallest out-of-fold loss under the fit on every row, all but the start share."""
+        row_weights = np.where(present, weights, 0.0)
+        self.estimator_ = self._fit(X, y, row_weights)
+        losses = self._honest_losses(X, y, self.estimator_, row_weights)
+        row_weights = np.zeros_like(weights)
+        row_weights[present] = weighted_subquantile(
+            losses[present],
+            self._start_epsilon(y[present]),
+            weights[present] if self._weighted else None,
+            floors,
+        )
+        return row_weights
 
     # -- prediction -----------------------------------------------------------------------------
 
@@ -404,9 +440,14 @@ class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
         None: ``HistGradientBoostingRegressor()``.
     epsilon : float in [0, 0.5) or "auto", default="auto"
         Fraction of the rows (of the weight, with ``sample_weight``) left out. "auto"
-        estimates it: keep the 60% of the rows of smallest out-of-fold loss under the fit on
-        every row, then refit on the kept rows and keep those whose out-of-fold squared
-        residual is within 3 robust standard deviations, until the flagged rows repeat.
+        estimates it: start from the rows that the high-breakdown start of
+        ``SubquantileKernelRegressor(kernel="auto")`` keeps (kernel least trimmed squares and
+        an adaptive cutoff, on a sample of at most 500 rows; where X is numeric, dense and
+        finite and there are no sample weights, else the 60% of the rows of smallest
+        out-of-fold loss under the fit on every row), then refit on the kept rows and keep
+        those whose out-of-fold squared residual is within 3 robust standard deviations,
+        until the flagged rows repeat. The start finds groups of outliers that a fit on every
+        row explains (a far cluster of bad leverage points).
     n_folds : int >= 2 or None, default=None
         Folds of the out-of-fold losses. None: a given epsilon ranks the rows by the loss of
         the model fitted on the kept rows (the papers' alternating algorithm), and
@@ -546,6 +587,37 @@ class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
 
     def _start_epsilon(self, y: np.ndarray) -> float:
         return REGRESSION_START
+
+    def _start_rows(
+        self,
+        X: Any,
+        y: np.ndarray,
+        weights: np.ndarray,
+        present: np.ndarray,
+        floors: ClassFloors | None,
+    ) -> np.ndarray:
+        """The high-breakdown start of ``SubquantileKernelRegressor(kernel="auto")``
+        (:func:`..subquantile._high_breakdown.high_breakdown_start`) where it applies: numeric,
+        finite, dense X, no sample weights, more rows than folds and a start that keeps as
+        many; on at most ``START_ROWS`` rows (a random sample, the others weighing 0 in the
+        first fit). A fit on every row is what a group of outliers masks itself in (30% of
+        the rows a far cluster with a wrong target: the fit on every row explains it, and its
+        rows rank among the best). Elsewhere the start of the base class."""
+        numeric = _numeric_rows(X)
+        if numeric is None or self._weighted or present.sum() <= self._n_folds:
+            return super()._start_rows(X, y, weights, present, floors)
+        rows = np.flatnonzero(present)
+        if rows.size > START_ROWS:
+            rows = np.sort(check_random_state(self._seed).choice(rows, START_ROWS, replace=False))
+        Y = y[rows].reshape(rows.size, -1) / self.target_scale_
+        start = high_breakdown_start(
+            numeric[rows], Y, True, robust_gamma(numeric[rows]), self._seed
+        )
+        if start.kept.sum() < self._n_folds:  # too few for the folds of the first round
+            return super()._start_rows(X, y, weights, present, floors)
+        row_weights = np.zeros_like(weights)
+        row_weights[rows[start.kept]] = weights[rows[start.kept]]
+        return row_weights
 
 
 class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
