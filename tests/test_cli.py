@@ -343,3 +343,40 @@ def test_learn_metric_model_file_predicts_in_target_units(tmp_path, capsys):
     model.fit(X, y_scaler.transform(frame[["y"]]).ravel())
     expected = y_scaler.inverse_transform(model.predict(X)[:, None]).ravel()
     np.testing.assert_allclose(got, expected, rtol=1e-8)
+
+
+def test_fit_regression_by_default_starts_from_a_high_breakdown_fit(tmp_path, capsys):
+    """--kernel auto (the default): a far cluster with a wrong target (30% of the rows), which
+    a fit on every row explains, is flagged; the report names the kernel chosen."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame(rng.uniform(-2, 2, size=(100, 2)), columns=["a", "b"])
+    frame["y"] = 1.5 * frame["a"] - frame["b"] + 0.1 * rng.normal(size=100)
+    frame.loc[:29, ["a", "b"]] = 6.0 + 0.01 * rng.normal(size=(30, 2))
+    frame.loc[:29, "y"] = -8.0
+    path = tmp_path / "cluster.csv"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "fit"
+    code, _, _ = run(["fit", str(path), "--target", "y", "--out", str(out), "--quiet"], capsys)
+    assert code == 0
+    flagged = pd.read_csv(out / "outliers.csv")["flagged"].to_numpy()
+    assert flagged[:30].all() and not flagged[30:].any()
+    assert load_model(out / "model.skops")[-1].kernel_ == "linear"
+    report = (out / "report.md").read_text()
+    assert "auto (chose linear)" in report and "high-breakdown start" in report
+
+
+@pytest.mark.parametrize(
+    "extra", [["--kernel", "rbf"], ["--task", "classification"], ["--n-components", "20"]]
+)
+def test_fit_uses_rbf_where_asked_or_where_the_high_breakdown_start_does_not_apply(
+    tmp_path, regression_csv, classification_csv, capsys, extra
+):
+    data, target = regression_csv, "y"
+    if "classification" in extra:
+        data, target = classification_csv, "label"
+    out = tmp_path / "fit"
+    argv = ["fit", str(data), "--target", target, "--epsilon", "0.1", "--out", str(out)]
+    code, _, _ = run([*argv, *extra, "--quiet"], capsys)
+    assert code == 0
+    assert load_model(out / "model.skops")[-1].kernel == "rbf"
+    assert "| kernel | rbf |" in (out / "report.md").read_text()

@@ -93,14 +93,17 @@ def _left_out(n: int) -> str:
     return f"{n} infinite or undefined value(s) not shown" if n else ""
 
 
-def fit_settings(args: Any, *, model: str, scaling: str, model_file: str) -> dict[str, Any]:
-    """The Settings table of a fit report: the command's arguments and what they built."""
+def fit_settings(
+    args: Any, *, model: str, scaling: str, model_file: str, kernel: str
+) -> dict[str, Any]:
+    """The Settings table of a fit report: the command's arguments and what they built
+    (``kernel``: the estimator's kernel, and the one kernel="auto" chose)."""
     return {
         "data": str(args.data),
         "target": args.target,
         "task": args.task,
         "epsilon": args.epsilon,
-        "kernel": args.kernel,
+        "kernel": kernel,
         "alpha": args.alpha,
         "gamma": args.gamma,
         "solver": args.solver,

@@ -444,6 +444,7 @@ def fit_parquet(
                 scaling="RobustScaler (median, interquartile range of "
                 f"{len(table.sample)} sampled rows)",
                 model_file=model_note,
+                kernel=str(subq.kernel),
             )
         ),
         "Fit statistics": report.key_value_table(statistics),

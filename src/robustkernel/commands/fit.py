@@ -93,7 +93,18 @@ def positive_int(text: str) -> int:
     return value
 
 
-def build_model(args: argparse.Namespace) -> Pipeline:
+def model_kernel(args: argparse.Namespace, parquet: bool = False) -> str:
+    """The estimator's kernel: ``--kernel``, where "auto" (the default) is the high-breakdown
+    start of ``SubquantileKernelRegressor(kernel="auto")`` for a regression on the exact kernel
+    of a CSV table, and rbf for the rest (classification, ``--n-components``, Parquet)."""
+    if args.kernel == "auto" and (
+        args.task == "classification" or args.n_components is not None or parquet
+    ):
+        return "rbf"
+    return args.kernel
+
+
+def build_model(args: argparse.Namespace, parquet: bool = False) -> Pipeline:
     """The robust scaler and the Subquantile estimator the arguments describe."""
     estimator = (
         SubquantileKernelClassifier if args.task == "classification" else SubquantileKernelRegressor
@@ -101,7 +112,7 @@ def build_model(args: argparse.Namespace) -> Pipeline:
     subq = estimator(
         epsilon=args.epsilon,
         alpha=args.alpha,
-        kernel=args.kernel,
+        kernel=model_kernel(args, parquet),
         gamma=args.gamma,
         solver=args.solver,
         n_components=args.n_components,
@@ -146,6 +157,31 @@ def outlier_table(table: Table, model: Pipeline) -> pd.DataFrame:
     return pd.concat([scores, original], axis=1)
 
 
+def _kernel_description(subq: Any) -> str:
+    """The estimator's kernel; for kernel="auto", with the kernel it chose."""
+    if subq.kernel == "auto":
+        return f"auto (chose {subq.kernel_})"
+    return str(subq.kernel)
+
+
+def _flags_explained(subq: Any) -> str:
+    """How the report's flags were decided: the high-breakdown start (kernel="auto") or the
+    trim and the rejection of implausible kept rows."""
+    if subq.kernel == "auto":
+        return (
+            "Each row's loss under the final fit (kernel ridge with the "
+            f"{subq.kernel_} kernel on the kept rows). The flagged rows are those the "
+            "high-breakdown start left out: kernel least trimmed squares, then the adaptive "
+            "cutoff on studentized leave-one-out residuals (the excess of their tail over the "
+            "normal's); the threshold is the largest kept loss."
+        )
+    return (
+        "Each row's training loss under the final fit; rows above the threshold were trimmed "
+        "(flagged), as were kept rows whose loss is implausible under the fit (a studentized "
+        "residual beyond 5 sigma, or a label probability below 0.2)."
+    )
+
+
 def _report(
     folder: Path, args: argparse.Namespace, table: Table, model: Pipeline, seconds: float
 ) -> None:
@@ -161,14 +197,13 @@ def _report(
                 else f"{args.n_components} Nystroem features (--n-components)",
                 scaling="RobustScaler (median, interquartile range)",
                 model_file=model_file_description(model_file()),
+                kernel=_kernel_description(subq),
             )
         ),
         "Fit statistics": report.key_value_table(_statistics(table, model, seconds)),
         "Outlier scores": (
-            "Each row's training loss under the final fit; rows above the threshold were "
-            "trimmed (flagged), as were kept rows whose loss is implausible under the fit (a "
-            "studentized residual beyond 5 sigma, or a label probability below 0.2). All rows "
-            "are in outliers.csv.\n\n"
+            _flags_explained(subq)
+            + " All rows are in outliers.csv.\n\n"
             + report.image("outliers.png", "sorted outlier scores and threshold")
             + "\nMost suspect rows:\n\n"
             + report.markdown_table(outlier_table(table, model).iloc[most_suspect].round(4))
@@ -193,7 +228,7 @@ def _run(args: argparse.Namespace) -> int:
         if parquet:
             with dask_client(args.scheduler):
                 model = fit_parquet(
-                    args, build_model(args), folder, bar,
+                    args, build_model(args, parquet=True), folder, bar,
                     model_name=model_name, model_note=model_file_description(model_name),
                 )
         else:
@@ -257,7 +292,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="auto",
         help="fraction of rows to trim, in [0, 0.5), or 'auto' to estimate it (default)",
     )
-    parser.add_argument("--kernel", choices=sorted(set(KERNELS) - {"precomputed"}), default="rbf")
+    parser.add_argument(
+        "--kernel",
+        choices=["auto", *sorted(set(KERNELS) - {"precomputed"})],
+        default="auto",
+        help=(
+            "'auto' (default): for a regression on the exact kernel of a CSV table, a "
+            "high-breakdown start (kernel least trimmed squares from the linear kernel, an "
+            "adaptive cutoff, the linear, degree-2 polynomial or rbf kernel chosen on the rows "
+            "kept); rbf for classification, --n-components and Parquet"
+        ),
+    )
     parser.add_argument(
         "--alpha",
         type=positive_float_or_auto,
