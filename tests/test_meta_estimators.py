@@ -107,6 +107,7 @@ def test_alternation_matches_brute_force_least_trimmed_squares_on_a_tiny_problem
     assert set(np.flatnonzero(model.inlier_mask_)) == set(best)
 
 
+@pytest.mark.slow  # statistical, several seconds: make test-slow
 def test_gradient_boosting_with_corrupted_targets_is_close_to_its_oracle():
     X, y, X_test, y_test = friedman(0)
     bad = corrupt(X, y, "label", 0.2, random_state=0)
@@ -265,6 +266,7 @@ def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
+@pytest.mark.slow  # statistical, several seconds: make test-slow
 def test_default_classifier_is_gradient_boosting_and_flags_relabelled_rows():
     X, y, X_test, y_test = classification(3)
     zeros = np.flatnonzero(y == 0)

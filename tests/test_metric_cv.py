@@ -78,6 +78,7 @@ def test_the_path_stops_after_n_iter_no_change_worse_lams():
     np.testing.assert_array_equal(model.lams_, lams[:fitted])
 
 
+@pytest.mark.slow  # statistical, several seconds: make test-slow
 def test_epsilon_predicts_close_to_the_oracle_on_corrupted_targets():
     # the paper's f (a), p = 20, 20% of the targets replaced by N(5, 5) draws
     sim = make_kl_train_test(n=300, p=20, f="a", random_state=2)

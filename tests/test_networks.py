@@ -83,6 +83,7 @@ def contaminated_teacher(seed: int):
     return X, y, y_bad, clean, X_test, f_test
 
 
+@pytest.mark.slow  # statistical, several seconds: make test-slow
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_network_on_corrupted_targets_is_close_to_its_oracle_and_the_plain_one_is_not():
     X, y, y_bad, clean, X_test, f_test = contaminated_teacher(0)
