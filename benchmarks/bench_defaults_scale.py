@@ -1,0 +1,228 @@
+"""Defaults at any size: what the automatic configuration costs as the rows grow.
+
+Regression on 8 N(0, 1) features, f(x) = sin(2 x1) + x2 x3 + 0.5 x4^2, noise sd 0.3, 20% of the
+training targets replaced by N(5, variance 4); 5000 clean test rows. Two parts:
+
+* exact kernel, n in ``--exact-sizes``: ``SubquantileKernelRegressor()`` (no arguments) against
+  one ``KernelRidge(kernel="rbf", alpha=1, gamma=1/8)`` fit on the same rows (the fit-time
+  ratio), with the test RMSE of both;
+* Nystroem features, n in ``--feature-sizes`` with m = ``--components`` features (one value,
+  or one per size): ``SubquantileKernelRegressor(n_components=m)`` (epsilon, alpha, gamma
+  "auto") against the configuration given (epsilon 0.2, alpha 0.01, gamma 1/8,
+  refine=None) on the same features, and the test RMSE of the best point of a grid of given
+  configurations (gammas 1/32, 1/16, 1/8, 1/4 x alphas 1e-4, 1e-2, 1; the true epsilon 0.2;
+  refine=None). ``--dtype float32`` fits the features in single precision.
+
+Every fit runs with one BLAS thread; each time is the median of ``--repeats`` fits (the grid
+once), with the process CPU time next to it; the load average is noted before and after.
+
+    python benchmarks/bench_defaults_scale.py [--exact-sizes 1000 2000 4000]
+        [--feature-sizes 20000] [--components 500] [--repeats 1] [--no-write]
+
+prints the table and writes it into BENCHMARKS.md (section "Defaults at any size
+(bench_defaults_scale.py)"). Run it alone: no other job on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shlex
+import statistics
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import sklearn
+from sklearn.kernel_ridge import KernelRidge
+from threadpoolctl import threadpool_limits
+
+import robustkernel
+from robustkernel import SubquantileKernelRegressor
+from robustkernel._report import cpu_description, markdown_table, replace_markdown_section
+
+SECTION = "## Defaults at any size (bench_defaults_scale.py)"
+N_FEATURES = 8
+GIVEN = {"epsilon": 0.2, "alpha": 0.01, "gamma": 1.0 / 8, "refine": None}
+GRID_GAMMAS = (1.0 / 32, 1.0 / 16, 1.0 / 8, 1.0 / 4)
+GRID_ALPHAS = (1e-4, 1e-2, 1.0)
+
+
+def regression_data(n_train: int, seed: int = 0) -> tuple[np.ndarray, ...]:
+    """The problem of the module docstring: X, y (20% replaced), X_test, f(X_test)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_train + 5000, N_FEATURES))
+    f = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.5 * X[:, 3] ** 2
+    y = f[:n_train] + 0.3 * rng.normal(size=n_train)
+    bad = rng.choice(n_train, size=n_train // 5, replace=False)
+    y[bad] = rng.normal(5.0, 2.0, size=bad.size)
+    return X[:n_train], y, X[n_train:], f[n_train:]
+
+
+def timed(make: Callable[[], object], X, y, repeats: int) -> tuple[float, float, object]:
+    """Median wall and CPU seconds of ``repeats`` fits, and the last fitted model."""
+    walls, cpus = [], []
+    for _ in range(repeats):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cpu, start = time.process_time(), time.perf_counter()
+            model = make().fit(X, y)
+            walls.append(time.perf_counter() - start)
+            cpus.append(time.process_time() - cpu)
+    return statistics.median(walls), statistics.median(cpus), model
+
+
+def rmse(model: object, X: np.ndarray, f: np.ndarray) -> float:
+    return float(np.sqrt(np.mean((np.asarray(model.predict(X)) - f) ** 2)))
+
+
+def _row(
+    size: str,
+    method: str,
+    wall: float,
+    cpu: float,
+    base: float,
+    reference: str,
+    error: float,
+    note: str = "",
+) -> dict:
+    return {
+        "rows": size,
+        "method": method,
+        "fit s (median)": round(wall, 3),
+        "CPU s": round(cpu, 3),
+        "fit-time ratio": round(wall / base, 2),
+        "ratio to": reference,
+        "test RMSE": round(error, 4),
+        "chosen": note,
+    }
+
+
+def _chosen(model: SubquantileKernelRegressor) -> str:
+    return f"eps {model.epsilon_:.3f}, alpha {model.alpha_:.3g}, gamma {model.gamma_:.3g}"
+
+
+def exact_rows(n: int, repeats: int) -> list[dict]:
+    """The defaults on the exact kernel against one KernelRidge fit."""
+    X, y, X_test, f_test = regression_data(n)
+    ridge = "KernelRidge(rbf, alpha=1, gamma=1/8)"
+    wall_k, cpu_k, kr = timed(
+        lambda: KernelRidge(kernel="rbf", alpha=1.0, gamma=1.0 / 8), X, y, repeats
+    )
+    wall_d, cpu_d, model = timed(SubquantileKernelRegressor, X, y, repeats)
+    return [
+        _row(
+            f"{n}, exact",
+            "SubquantileKernelRegressor()",
+            wall_d,
+            cpu_d,
+            wall_k,
+            ridge,
+            rmse(model, X_test, f_test),
+            _chosen(model),
+        ),
+        _row(f"{n}, exact", ridge, wall_k, cpu_k, wall_k, ridge, rmse(kr, X_test, f_test)),
+    ]
+
+
+def feature_rows(n: int, m: int, dtype: str, repeats: int) -> list[dict]:
+    """The defaults on m Nystroem features against the configuration given, and the best
+    point of the grid of given configurations."""
+    X, y, X_test, f_test = regression_data(n)
+    common = {"n_components": m, "dtype": dtype, "random_state": 0}
+    given = f"given (eps 0.2, alpha 0.01, gamma 1/8), m = {m}"
+    wall_g, cpu_g, model_g = timed(
+        lambda: SubquantileKernelRegressor(**GIVEN, **common), X, y, repeats
+    )
+    wall_d, cpu_d, model_d = timed(lambda: SubquantileKernelRegressor(**common), X, y, repeats)
+    grid = []
+    for gamma in GRID_GAMMAS:
+        for alpha in GRID_ALPHAS:
+            settings = {**GIVEN, "alpha": alpha, "gamma": gamma}
+            wall, cpu, model = timed(
+                lambda s=settings: SubquantileKernelRegressor(**s, **common), X, y, 1
+            )
+            grid.append((rmse(model, X_test, f_test), wall, cpu, gamma, alpha))
+    best = min(grid)
+    size = f"{n}, m = {m} ({dtype})"
+    return [
+        _row(
+            size,
+            f"SubquantileKernelRegressor(n_components={m})",
+            wall_d,
+            cpu_d,
+            wall_g,
+            given,
+            rmse(model_d, X_test, f_test),
+            _chosen(model_d),
+        ),
+        _row(size, given, wall_g, cpu_g, wall_g, given, rmse(model_g, X_test, f_test)),
+        _row(
+            size,
+            "best of the 4 x 3 grid of given configurations",
+            best[1],
+            best[2],
+            wall_g,
+            given,
+            best[0],
+            f"alpha {best[4]:.3g}, gamma {best[3]:.3g}; test RMSE range "
+            f"{min(g[0] for g in grid):.3f}-{max(g[0] for g in grid):.3f}",
+        ),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--exact-sizes", type=int, nargs="*", default=[1000, 2000, 4000])
+    parser.add_argument("--feature-sizes", type=int, nargs="*", default=[20000])
+    parser.add_argument("--components", type=int, nargs="*", default=[500])
+    parser.add_argument("--dtype", choices=("float64", "float32"), default="float64")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--no-write", action="store_true", help="do not update BENCHMARKS.md")
+    args = parser.parse_args(argv)
+    components = args.components
+    if len(components) == 1:
+        components = components * len(args.feature_sizes)
+    if len(components) != len(args.feature_sizes):
+        parser.error("--components takes one value, or one per --feature-sizes value")
+    load_before = os.getloadavg()
+    start = time.perf_counter()
+    rows: list[dict] = []
+    with threadpool_limits(1):
+        for n in args.exact_sizes:
+            rows += exact_rows(n, args.repeats)
+            print(markdown_table(pd.DataFrame(rows[-2:])), flush=True)
+        for n, m in zip(args.feature_sizes, components, strict=True):
+            rows += feature_rows(n, m, args.dtype, args.repeats)
+            print(markdown_table(pd.DataFrame(rows[-3:])), flush=True)
+    load_after = os.getloadavg()
+    command = "python benchmarks/bench_defaults_scale.py " + shlex.join(
+        sys.argv[1:] if argv is None else argv
+    )
+    body = (
+        f"{SECTION}\n\n"
+        f"Command: `{command.strip()}`  \n"
+        f"Machine: {platform.machine()}, {cpu_description()}, Python "
+        f"{platform.python_version()}, numpy {np.__version__}, scikit-learn "
+        f"{sklearn.__version__}, robustkernel {robustkernel.__version__}; one BLAS thread.  \n"
+        f"Load average (1, 5, 15 min) before: {', '.join(f'{v:.2f}' for v in load_before)}; "
+        f"after: {', '.join(f'{v:.2f}' for v in load_after)}. Wall time "
+        f"{time.perf_counter() - start:.0f} s.\n\n"
+        + (" ".join(" ".join(__doc__.split("\n\n")[1:4]).split()) + "\n\n")
+        + markdown_table(pd.DataFrame(rows))
+    )
+    print(body)
+    if not args.no_write:
+        replace_markdown_section(
+            Path(__file__).resolve().parents[1] / "BENCHMARKS.md", SECTION, body
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
