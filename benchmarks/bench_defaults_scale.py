@@ -27,24 +27,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
-import shlex
-import statistics
 import sys
 import time
-import warnings
-from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import sklearn
+from bench_fit_time import timed, write_section  # the timing helpers of bench_fit_time.py
 from sklearn.kernel_ridge import KernelRidge
 from threadpoolctl import threadpool_limits
 
-import robustkernel
 from robustkernel import SubquantileKernelRegressor
-from robustkernel._report import cpu_description, markdown_table, replace_markdown_section
+from robustkernel._report import markdown_table
 
 SECTION = "## Defaults at any size (bench_defaults_scale.py)"
 N_FEATURES = 8
@@ -62,19 +55,6 @@ def regression_data(n_train: int, seed: int = 0) -> tuple[np.ndarray, ...]:
     bad = rng.choice(n_train, size=n_train // 5, replace=False)
     y[bad] = rng.normal(5.0, 2.0, size=bad.size)
     return X[:n_train], y, X[n_train:], f[n_train:]
-
-
-def timed(make: Callable[[], object], X, y, repeats: int) -> tuple[float, float, object]:
-    """Median wall and CPU seconds of ``repeats`` fits, and the last fitted model."""
-    walls, cpus = [], []
-    for _ in range(repeats):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            cpu, start = time.process_time(), time.perf_counter()
-            model = make().fit(X, y)
-            walls.append(time.perf_counter() - start)
-            cpus.append(time.process_time() - cpu)
-    return statistics.median(walls), statistics.median(cpus), model
 
 
 def rmse(model: object, X: np.ndarray, f: np.ndarray) -> float:
@@ -200,27 +180,16 @@ def main(argv: list[str] | None = None) -> int:
         for n, m in zip(args.feature_sizes, components, strict=True):
             rows += feature_rows(n, m, args.dtype, args.repeats)
             print(markdown_table(pd.DataFrame(rows[-3:])), flush=True)
-    load_after = os.getloadavg()
-    command = "python benchmarks/bench_defaults_scale.py " + shlex.join(
-        sys.argv[1:] if argv is None else argv
+    write_section(
+        SECTION,
+        "bench_defaults_scale.py",
+        sys.argv[1:] if argv is None else argv,
+        load_before,
+        start,
+        " ".join(__doc__.split("\n\n")[1:4]),
+        pd.DataFrame(rows),
+        args.no_write,
     )
-    body = (
-        f"{SECTION}\n\n"
-        f"Command: `{command.strip()}`  \n"
-        f"Machine: {platform.machine()}, {cpu_description()}, Python "
-        f"{platform.python_version()}, numpy {np.__version__}, scikit-learn "
-        f"{sklearn.__version__}, robustkernel {robustkernel.__version__}; one BLAS thread.  \n"
-        f"Load average (1, 5, 15 min) before: {', '.join(f'{v:.2f}' for v in load_before)}; "
-        f"after: {', '.join(f'{v:.2f}' for v in load_after)}. Wall time "
-        f"{time.perf_counter() - start:.0f} s.\n\n"
-        + (" ".join(" ".join(__doc__.split("\n\n")[1:4]).split()) + "\n\n")
-        + markdown_table(pd.DataFrame(rows))
-    )
-    print(body)
-    if not args.no_write:
-        replace_markdown_section(
-            Path(__file__).resolve().parents[1] / "BENCHMARKS.md", SECTION, body
-        )
     return 0
 
 

@@ -172,14 +172,36 @@ def main(argv: list[str] | None = None) -> int:
             "SVC()",
             args.repeats,
         )
-    frame = pd.DataFrame(regression + classification)
-    table = markdown_table(frame)
-    load_after = os.getloadavg()
-    command = "python benchmarks/bench_fit_time.py " + shlex.join(
-        sys.argv[1:] if argv is None else argv
+    write_section(
+        SECTION,
+        "bench_fit_time.py",
+        sys.argv[1:] if argv is None else argv,
+        load_before,
+        start,
+        __doc__.split("\n\n")[1],
+        pd.DataFrame(regression + classification),
+        args.no_write,
     )
+    return 0
+
+
+def write_section(
+    section: str,
+    script: str,
+    argv: list[str],
+    load_before: tuple[float, float, float],
+    start: float,
+    description: str,
+    frame: pd.DataFrame,
+    no_write: bool,
+) -> None:
+    """Print a timing section (the command, the machine, the load average before and now, the
+    wall time since ``start``, the description, the table) and, unless ``no_write``, put it
+    into BENCHMARKS.md."""
+    load_after = os.getloadavg()
+    command = f"python benchmarks/{script} " + shlex.join(argv)
     body = (
-        f"{SECTION}\n\n"
+        f"{section}\n\n"
         f"Command: `{command.strip()}`  \n"
         f"Machine: {platform.machine()}, {cpu_description()}, Python "
         f"{platform.python_version()}, numpy {np.__version__}, scikit-learn "
@@ -187,15 +209,15 @@ def main(argv: list[str] | None = None) -> int:
         f"Load average (1, 5, 15 min) before: {', '.join(f'{v:.2f}' for v in load_before)}; "
         f"after: {', '.join(f'{v:.2f}' for v in load_after)}. Wall time "
         f"{time.perf_counter() - start:.0f} s.\n\n"
-        + (__doc__.split("\n\n")[1].replace("\n", " ") + "\n\n")
-        + table
+        + " ".join(description.split())
+        + "\n\n"
+        + markdown_table(frame)
     )
     print(body)
-    if not args.no_write:
+    if not no_write:
         replace_markdown_section(
-            Path(__file__).resolve().parents[1] / "BENCHMARKS.md", SECTION, body
+            Path(__file__).resolve().parents[1] / "BENCHMARKS.md", section, body
         )
-    return 0
 
 
 if __name__ == "__main__":
