@@ -302,3 +302,15 @@ def test_auto_kernel_flags_a_masking_cluster_on_a_curved_target():
 )
 def test_auto_kernel_flags_a_45_percent_masking_cluster_on_a_curved_target():
     _assert_cluster_flagged_and_fit_efficient(0.45, "sine", seed=3)
+
+
+def test_auto_kernel_with_a_given_epsilon_keeps_that_share_of_the_best_explained_rows():
+    # a given epsilon: the ceil((1 - eps) n) rows of smallest standardized residual under the
+    # start's fit, the bad leverage points among the rows left out; ridge on the rows kept
+    X, y = _hawkins_like()
+    model = SubquantileKernelRegressor(kernel="auto", epsilon=0.2).fit(X, y)
+    assert model.inlier_mask_.sum() == 60
+    assert not model.inlier_mask_[:10].any()
+    kept = model.inlier_mask_
+    ridge = Ridge(alpha=model.alpha_).fit(X[kept], y[kept])
+    np.testing.assert_allclose(model.predict(X), ridge.predict(X), rtol=1e-6, atol=1e-8)

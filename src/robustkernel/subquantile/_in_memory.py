@@ -45,7 +45,7 @@ from .._kernel_model.kernels import (
 from .._kernel_model.losses import power_of_two_below
 from . import _auto_epsilon, _hyperparameters
 from ._features import fit_feature_map, transform_in_chunks
-from ._high_breakdown import high_breakdown_start
+from ._high_breakdown import high_breakdown_start, smallest
 from ._objective import ClassFloors, FeatureProblem, Problem, subquantile
 from ._refine import BIWEIGHT_C, Refinement, biweight_refinement, drop_implausible
 from ._refits import SubsetFit
@@ -165,15 +165,13 @@ class InMemoryFit:
         if start.degree is not None:
             chosen.update(degree=start.degree, coef0=1.0)
         self.settings = settings.replace(**chosen)
-        kept = start.kept
-        n = kept.size
-        if not isinstance(settings.epsilon, str) or 1.0 - kept.mean() > _auto_epsilon.MAX_EPSILON:
+        kept, epsilon = start.kept, None
+        if not isinstance(settings.epsilon, str):
+            epsilon = float(settings.epsilon)
+        elif 1.0 - kept.mean() > _auto_epsilon.MAX_EPSILON:
             epsilon = _auto_epsilon.MAX_EPSILON
-            if not isinstance(settings.epsilon, str):
-                epsilon = float(settings.epsilon)
-            order = np.argsort(start.standardized, kind="stable")
-            kept = np.zeros(n, dtype=bool)
-            kept[order[: n_kept(n, epsilon)]] = True
+        if epsilon is not None:
+            kept = smallest(start.standardized, n_kept(kept.size, epsilon))
         stage = self._fit_on_rows(kept, self._candidates())
         return replace(self._result(stage), kernel=start.kernel, degree=start.degree)
 
