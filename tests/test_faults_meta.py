@@ -465,3 +465,17 @@ def test_uniform_inexact_sample_weights_are_no_weights(weight):
     """Partial sums of inexact weights (0.1, 1e300) round: the row after the k-th must not keep
     a sliver of its weight (``kept_weights`` drops parts below 1e-12 of a row's weight)."""
     test_uniform_sample_weights_are_no_weights(weight)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e150, 1e300])
+def test_regressor_start_flags_the_same_rows_whatever_the_feature_scale(scale):
+    """epsilon="auto" starts from the high-breakdown start on the features in units of their
+    spread: features of 1e150 (whose kernel would overflow) or 1e-300 flag what unit ones do."""
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(60, 3))
+    y = X @ np.array([1.0, 2.0, 3.0]) + 0.1 * rng.normal(size=60)
+    y[:6] += 20.0
+    unit = SubquantileRegressor(LinearRegression()).fit(X, y)
+    scaled = SubquantileRegressor(LinearRegression()).fit(X * scale, y)
+    np.testing.assert_array_equal(scaled.inlier_mask_, unit.inlier_mask_)
+    assert not unit.inlier_mask_[:6].any()

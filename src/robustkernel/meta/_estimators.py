@@ -19,6 +19,7 @@ from sklearn.base import (
 )
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.preprocessing import RobustScaler
 from sklearn.utils import check_random_state, indexable
 from sklearn.utils._param_validation import (
     HasMethods,
@@ -610,9 +611,10 @@ class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
         if rows.size > START_ROWS:
             rows = np.sort(check_random_state(self._seed).choice(rows, START_ROWS, replace=False))
         Y = y[rows].reshape(rows.size, -1) / self.target_scale_
-        start = high_breakdown_start(
-            numeric[rows], Y, True, robust_gamma(numeric[rows]), self._seed
-        )
+        # in units of each feature's spread: the start's kernels neither overflow (features of
+        # 1e150) nor depend on the units (the wrapped estimator sees X as given)
+        Z = RobustScaler().fit_transform(numeric[rows])
+        start = high_breakdown_start(Z, Y, True, robust_gamma(Z), self._seed)
         if start.kept.sum() < self._n_folds:  # too few for the folds of the first round
             return super()._start_rows(X, y, weights, present, floors)
         row_weights = np.zeros_like(weights)
