@@ -51,7 +51,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg import cho_factor, cho_solve, cholesky, solve_triangular
 from scipy.linalg.lapack import dpotri
 from scipy.stats import chi2
 
@@ -280,11 +280,11 @@ def _feature_residual_variance_factors(problem: FeatureProblem, mask: np.ndarray
     for rows in row_chunks(n, columns):
         block = design(rows)[mask[rows]]
         A += block.T @ block
-    factor = cho_factor(A)
+    # q_i = ||L^-1 x_i||^2 (A = L L^T): one matrix product per chunk with the inverse factor
+    inverse_factor = solve_triangular(cholesky(A, lower=True), np.eye(columns), lower=True)
     q = np.empty(n)
     for rows in row_chunks(n, columns):
-        block = design(rows)
-        q[rows] = np.sum(block * cho_solve(factor, block.T).T, axis=1)
+        q[rows] = np.sum(np.square(design(rows) @ inverse_factor.T), axis=1)
     return np.where(mask, 1.0 / (1.0 - q), 1.0 / (1.0 + q))
 
 

@@ -194,17 +194,17 @@ def _feature_honest_residuals(
     eigenvalues, V = eigh(gram)
     eigenvalues = np.clip(eigenvalues, 0.0, None)
     P = np.empty((n, m))
+    shift = z_mean @ V  # (z - z_mean) V without a centred copy of the features
     for rows in row_chunks(n, m):
-        P[rows] = (np.asarray(Z[rows], dtype=float) - z_mean) @ V
+        P[rows] = np.asarray(Z[rows], dtype=float) @ V - shift
     projected = V.T @ moment
     centred = Y - y_mean
-    base_leverage = 1.0 / k if problem.fit_intercept else 0.0
+    D = 1.0 / (eigenvalues[:, None] + np.asarray(alphas, dtype=float))  # m x n_alphas
+    leverages = (1.0 / k if problem.fit_intercept else 0.0) + np.square(P) @ D
     scores = np.empty((len(alphas), n))
-    for row, alpha in enumerate(alphas):
-        d = 1.0 / (eigenvalues + alpha)
-        residuals = centred - P @ (d[:, None] * projected)
-        leverage = base_leverage + (P * P) @ d
-        residuals[kept] /= (1.0 - leverage[kept])[:, None]
+    for row in range(len(alphas)):
+        residuals = centred - P @ (D[:, row, None] * projected)
+        residuals[kept] /= (1.0 - leverages[kept, row])[:, None]
         scores[row] = np.sum(residuals**2, axis=1)
     return scores
 

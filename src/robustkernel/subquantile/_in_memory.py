@@ -42,9 +42,10 @@ from .._kernel_model.kernels import (
     kernel_params,
     non_finite_error,
 )
-from .._kernel_model.losses import power_of_two_below
+from .._kernel_model.losses import LinkSquaredLoss, SquaredLoss, power_of_two_below
+from .._memory import row_chunks
 from . import _auto_epsilon, _hyperparameters
-from ._features import fit_feature_map, transform_in_chunks
+from ._features import fit_feature_map, predict_in_chunks, transform_in_chunks
 from ._high_breakdown import high_breakdown_start, smallest
 from ._objective import ClassFloors, FeatureProblem, Problem, subquantile
 from ._refine import BIWEIGHT_C, Refinement, biweight_refinement, drop_implausible
@@ -57,6 +58,9 @@ from ._unique_rows import spread_kept_weight, unique_rows
 
 Candidates = tuple[list[float], list[float | None]]
 """The alphas and the gammas a fit chooses from (one each where given)."""
+SELECTION_ROWS = 2000
+"""Above this many rows, alpha / gamma "auto" are chosen on a subsample of this many rows and
+alpha confirmed on every row (:meth:`InMemoryFit._fit_choosing_on_subsample`)."""
 MemoryCheck = Callable[[int], None]
 """``check(n_samples)``: refuse an exact fit whose n x n matrices do not fit in memory."""
 
@@ -135,6 +139,8 @@ class InMemoryFit:
         candidates = alphas, gammas = self._candidates()
         epsilon, estimated = self.settings.epsilon, None
         choices = len(alphas) * len(gammas)
+        if choices > 1 and self._chooses_on_subsample():
+            return self._result(self._fit_choosing_on_subsample(candidates))
         if self.settings.is_auto("epsilon") and self.task.reselects and choices > 1:
             # alpha and gamma chosen at the starting trim first estimate epsilon; then they
             # are chosen again, and the model fitted, at that estimate (a 40% trim chooses for
@@ -196,6 +202,20 @@ class InMemoryFit:
                 gammas, alphas, _hyperparameters.MIN_TRIM, on_kept_rows, kept_only=True
             )
         problem, feature_map = self._build_problem(alpha, gamma, epsilon)
+        stage = self._refit_on_rows(problem, feature_map, kept, alpha, gamma, refine=False)
+        return replace(stage, scores=scores)
+
+    def _refit_on_rows(
+        self,
+        problem: Problem | FeatureProblem,
+        feature_map: TransformerMixin | None,
+        kept: np.ndarray,
+        alpha: float,
+        gamma: float | None,
+        refine: bool = True,
+    ) -> Stage:
+        """The model of ``problem`` (at ``alpha``), fitted once on the rows ``kept``;
+        refine="biweight" then runs from them where ``refine``."""
         problem = replace(problem, k=int(kept.sum()))
         fit_subset = SubsetFit(self._subset_fitter(problem), problem)
         w, b = fit_rows(problem, fit_subset, kept)
@@ -208,7 +228,11 @@ class InMemoryFit:
             objective=objective,
         )
         result = SolverResult(w, b, evaluation, 0, [objective], True)
-        return Stage(problem, feature_map, result, None, 0, alpha, gamma, scores, epsilon)
+        epsilon = 1.0 - float(kept.mean())
+        refinement = None
+        if refine and self.settings.refine == "biweight" and epsilon:
+            refinement = biweight_refinement(problem, kept)
+        return Stage(problem, feature_map, result, refinement, 0, alpha, gamma, None, epsilon)
 
     def _fit_at(
         self, epsilon: float | str, candidates: Candidates, estimated: np.ndarray | None
@@ -253,6 +277,150 @@ class InMemoryFit:
         return self.settings.refine == "reject" and not isinstance(epsilon, str) and epsilon > 0
 
     # -- alpha and gamma "auto" ----------------------------------------------------------------
+
+    def _chooses_on_subsample(self) -> bool:
+        """Whether alpha / gamma "auto" are chosen on a subsample (:meth:`_fit_choosing_on_
+        subsample`): a regression (squared loss, no link) of more than ``SELECTION_ROWS`` rows
+        without row weights, on the host."""
+        loss = self.target.loss
+        return (
+            self.X.shape[0] > SELECTION_ROWS
+            and isinstance(loss, SquaredLoss)
+            and not isinstance(loss, LinkSquaredLoss)
+            and self.sample_weight is None
+            and self.settings.device is None
+            and self.settings.kernel != "precomputed"
+        )
+
+    def _fit_choosing_on_subsample(self, candidates: Candidates) -> Stage:
+        """alpha / gamma "auto" at any size, at the cost of a few fits on every row.
+
+        1. On ``SELECTION_ROWS`` rows drawn at random, a pilot fit (at the given or estimated
+           epsilon) at the starting alpha and the middle gamma of the grid (``robust_gamma``)
+           finds the inliers; every (gamma, alpha) is scored by leave-one-out on those fixed
+           rows (:func:`._hyperparameters.select` with ``kept_only``: one eigendecomposition
+           per gamma). Scoring each gamma on the rows its own trimmed fit keeps lets a smooth,
+           biased fit trim its own errors (20,000 rows: test RMSE 0.64 against 0.49).
+        2. Every row is scored by its residual under the pilot model; the share of the rows the
+           pilot kept, those of smallest residual, are the inliers.
+        3. On every row at the chosen gamma, alpha is chosen again by leave-one-out on the
+           inliers (the best penalty grows with the rows; one eigendecomposition serves the
+           grid), and the model is fitted once on them.
+        4. One more round at that model: the rows flagged by its studentized residuals
+           (:meth:`_reflagged`) replace the inliers, and the model is refitted on them.
+
+        No trimmed solver runs on every row: at a small alpha it fits a share of the outliers
+        by their own coefficients and keeps them (the same 20,000 rows: 0.58 after step 1's
+        choice, against 0.49 on the fixed rows).
+        """
+        alphas, gammas = candidates
+        n, settings = self.X.shape[0], self.settings
+        if settings.n_components is None:
+            self.check_memory(n)  # before the subsample's work, not after it
+        rng = check_random_state(settings.random_state)
+        rows = np.sort(rng.choice(n, SELECTION_ROWS, replace=False))
+        subsample = InMemoryFit(
+            settings,
+            self.task,
+            _safe_indexing(self.X, rows),
+            replace(self.target, Y=self.target.Y[rows]),
+            self.check_memory,
+        )
+        start_alpha = self.task.start_alpha if len(alphas) > 1 else alphas[0]
+        start_gamma = gammas[len(gammas) // 2]  # the grid's middle: robust_gamma itself
+        pilot = subsample._fit_at(settings.epsilon, ([start_alpha], [start_gamma]), None)
+
+        def on_pilot_rows(gamma: float | None) -> tuple[Problem | FeatureProblem, np.ndarray]:
+            return subsample._build_problem(start_alpha, gamma, pilot.epsilon)[0], pilot.kept
+
+        gamma, alpha, scores, _ = _hyperparameters.select(
+            gammas, alphas, _hyperparameters.MIN_TRIM, on_pilot_rows, kept_only=True
+        )
+        residuals = np.sum((self.Y - subsample._outputs(pilot, self.X) / self.scale) ** 2, axis=1)
+        kept = smallest(residuals, n_kept(n, pilot.epsilon))
+        problem, feature_map = self._build_problem(alpha, gamma, 1.0 - float(kept.mean()))
+        kept = self._reflagged(
+            self._refit_on_rows(problem, feature_map, kept, alpha, gamma, refine=False)
+        )
+        problem, feature_map, alpha, gamma = self._confirmed(
+            kept, alphas, gammas, (problem, feature_map, gamma)
+        )
+        stage = self._refit_on_rows(problem, feature_map, kept, alpha, gamma)
+        reflagged = self._reflagged(stage)
+        if not np.array_equal(reflagged, kept):
+            stage = self._refit_on_rows(problem, feature_map, reflagged, alpha, gamma)
+        return replace(stage, scores=scores)
+
+    def _confirmed(
+        self,
+        kept: np.ndarray,
+        alphas: list[float],
+        gammas: list[float | None],
+        start: tuple[Problem | FeatureProblem, TransformerMixin | None, float | None],
+    ) -> tuple[Problem | FeatureProblem, TransformerMixin | None, float, float | None]:
+        """The problem on every row at the gamma of least leave-one-out score on the rows
+        ``kept`` (over every alpha: one eigendecomposition per gamma), searched from the
+        subsample's choice (``start``: its problem, feature map and gamma) to the neighbouring
+        gammas of the grid while the score falls, up first (more rows support a less smooth
+        model: the best width of kernel ridge shrinks as the rows grow); and its best alpha."""
+
+        def scored(problem: Problem | FeatureProblem, feature_map: Any, gamma: Any) -> tuple:
+            scores = np.zeros(1)
+            if len(alphas) > 1:
+                scores = _hyperparameters.honest_scores(
+                    problem, kept, alphas, _hyperparameters.MIN_TRIM, kept
+                )
+            alpha = alphas[int(np.argmin(scores))]
+            problem = replace(problem, alpha=resolvable_alpha(alpha, squared_norm(problem)))
+            return float(scores.min()), problem, feature_map, alpha, gamma
+
+        best = scored(*start)
+        index = gammas.index(start[2])
+        for step in (1, -1):
+            position = index + step
+            while 0 <= position < len(gammas):
+                candidate = gammas[position]
+                problem, feature_map = self._build_problem(alphas[0], candidate, 0.0)
+                trial = scored(problem, feature_map, candidate)
+                if trial[0] >= best[0]:
+                    break
+                best, position = trial, position + step
+            if best[4] != start[2]:  # moved up: no need to look down
+                break
+        return best[1:]
+
+    def _outputs(self, stage: Stage, X: Any) -> np.ndarray:
+        """The model of ``stage`` (fitted on this fit's rows) at the rows ``X``, in this fit's
+        scaled units times its scale: the original units."""
+        w, b = stage.result.w, stage.result.b
+        if stage.feature_map is not None:
+            return (predict_in_chunks(stage.feature_map, X, w) + b) * self.scale
+        settings = self.settings
+        params = kernel_params(
+            settings.kernel, stage.gamma, settings.degree, settings.coef0, settings.kernel_params
+        )
+        outputs = np.empty((X.shape[0], w.shape[1]))
+        for rows in row_chunks(X.shape[0], self.X.shape[0]):
+            outputs[rows] = compute_kernel(X[rows], self.X, settings.kernel, params) @ w
+        return (outputs + b) * self.scale
+
+    def _reflagged(self, stage: Stage) -> np.ndarray:
+        """The inliers under the model of ``stage``: the rows epsilon="auto" does not flag (at
+        most ``MAX_EPSILON`` of them flagged: then those of largest studentized residual), or
+        at a given epsilon the (1 - epsilon) n rows of smallest studentized residual, less
+        those refine="reject" drops."""
+        problem, evaluation = stage.problem, stage.result.evaluation
+        n, epsilon = problem.n_samples, self.settings.epsilon
+        if isinstance(epsilon, str):
+            flagged = self.task.outlier_flags(problem, evaluation)
+            if flagged.mean() <= _auto_epsilon.MAX_EPSILON:
+                return ~flagged
+            epsilon = _auto_epsilon.MAX_EPSILON
+        studentized = _auto_epsilon.studentized_losses(problem, evaluation)
+        kept = smallest(studentized, n_kept(n, float(epsilon)))
+        if self._rejects(epsilon):
+            kept &= ~self.task.rejections(problem, replace(evaluation, mask=kept))
+        return kept
 
     def _candidates(self) -> Candidates:
         """The alphas and gammas to choose from: the task's grids where "auto", else one."""
@@ -350,8 +518,8 @@ class InMemoryFit:
             raise non_finite_error(NON_FINITE_FEATURES) from error
         Z = transform_in_chunks(feature_map, X, np.dtype(settings.dtype))
         self._check_landmark_kernel(feature_map, params, common)
-        common["alpha"] = resolvable_alpha(alpha, float(np.sum(np.square(Z, dtype=float))))
-        return FeatureProblem(Z=Z, **common), feature_map
+        problem = FeatureProblem(Z=Z, **common)
+        return replace(problem, alpha=resolvable_alpha(alpha, squared_norm(problem))), feature_map
 
     def _check_landmark_kernel(
         self, feature_map: TransformerMixin, params: dict[str, Any], common: dict[str, Any]
@@ -678,6 +846,13 @@ def _weight_scale(weights: np.ndarray) -> float:
     if scale <= 2.0**50 and np.all(weights == np.round(weights)):
         return 1.0
     return scale
+
+
+def squared_norm(problem: Problem | FeatureProblem) -> float:
+    """The trace of the kernel matrix on the host: of K, or ||Z||_F^2 of features."""
+    if isinstance(problem, FeatureProblem):
+        return float(np.sum(np.square(problem.Z, dtype=float)))
+    return float(np.trace(problem.K))
 
 
 def resolvable_alpha(alpha: float, trace: float) -> float:
