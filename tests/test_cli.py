@@ -380,3 +380,22 @@ def test_fit_uses_rbf_where_asked_or_where_the_high_breakdown_start_does_not_app
     assert code == 0
     assert load_model(out / "model.skops")[-1].kernel == "rbf"
     assert "| kernel | rbf |" in (out / "report.md").read_text()
+
+
+def test_a_table_beyond_4000_rows_is_fitted_on_features_with_rbf(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    n = 4001
+    frame = pd.DataFrame(rng.normal(size=(n, 2)), columns=["a", "b"])
+    frame["y"] = np.sin(frame["a"]) + 0.1 * rng.normal(size=n)
+    frame.loc[:99, "y"] += 10.0
+    frame.to_csv(tmp_path / "big.csv", index=False)
+    out = tmp_path / "fit"
+    given = ["--epsilon", "0.1", "--alpha", "0.1", "--gamma", "0.5"]
+    argv = ["fit", str(tmp_path / "big.csv"), "--target", "y", *given, "--out", str(out)]
+    assert run([*argv, "--quiet"], capsys)[0] == 0
+    model = load_model(out / "model.skops")[-1]
+    # ceil(5 sqrt(4001)) = 317 features, and rbf: kernel="auto" is for the exact model
+    assert model.kernel == "rbf" and model.n_components_ == 317
+    report = (out / "report.md").read_text()
+    assert "317 Nystroem features (chosen for the rows)" in report
+    assert pd.read_csv(out / "outliers.csv")["flagged"].to_numpy()[:100].all()

@@ -92,7 +92,7 @@ def test_unsupported_options_are_named():
             n_components=5, refine="biweight", solver="nesterov", **given
         ).fit(X, y)
     with pytest.raises(ValueError, match="n_components=None"):
-        SubquantileKernelRegressor(refine=None, **given).fit(X, y)
+        SubquantileKernelRegressor(n_components=None, refine=None, **given).fit(X, y)
     with pytest.raises(ValueError, match="link='logistic'"):
         SubquantileKernelRegressor(n_components=5, link="logistic", **given).fit(X, y)
     with pytest.raises(ValueError, match=r"refine='reject'.*a classifier: only with epsilon"):

@@ -121,7 +121,7 @@ def test_missing_values_and_bad_columns_are_named(tmp_path, capsys):
         ["fit", str(tmp_path / "na.parquet"), "--target", "y", "--out", str(tmp_path / "o")],
         capsys,
     )
-    assert code == 2 and "--n-components" in stderr
+    assert code == 2 and "--drop-na" in stderr  # no --n-components needed: "auto"
     frame.drop(columns="d").to_csv(tmp_path / "table.csv", index=False)
     code, _, stderr = run(
         ["fit", str(tmp_path / "table.csv"), "--target", "y", "--out", str(tmp_path / "o"),

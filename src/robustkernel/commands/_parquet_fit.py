@@ -393,11 +393,6 @@ def fit_parquet(
     """Fit ``model`` (RobustScaler, Subquantile estimator) on the Parquet table of ``args`` and
     write the outputs into ``folder``, the model as ``model_name``; returns the fitted
     pipeline."""
-    if args.n_components is None:
-        raise DataError(
-            "a Parquet table is fitted on Dask as passes over its row groups, on Nystroem "
-            "features: give --n-components N (e.g. 1000)"
-        )
     bar.set_postfix_str("reading")
     table = ParquetTable(
         args.data, args.target, args.task == "classification", args.drop_na, random_state=0
@@ -439,7 +434,7 @@ def fit_parquet(
         "Settings": report.key_value_table(
             report.fit_settings(
                 args,
-                model=f"{args.n_components} Nystroem features, fitted on Dask "
+                model=f"{subq.n_components_} Nystroem features, fitted on Dask "
                 + (f"(scheduler {args.scheduler})" if args.scheduler else "(local threads)"),
                 scaling="RobustScaler (median, interquartile range of "
                 f"{len(table.sample)} sampled rows)",

@@ -24,6 +24,7 @@ from .._kernel_model.kernels import KERNELS
 from ..persistence import save_model, skops_available
 from ..subquantile import SubquantileKernelClassifier, SubquantileKernelRegressor
 from ..subquantile._base import SOLVERS
+from ..subquantile._components import EXACT_ROWS
 from . import _fit_report as report
 from ._common import atomic_folder, guarded, prediction_frame, progress
 from ._csv_output import write_csv
@@ -93,26 +94,45 @@ def positive_int(text: str) -> int:
     return value
 
 
-def model_kernel(args: argparse.Namespace, parquet: bool = False) -> str:
+def positive_int_or_auto(text: str) -> int | str:
+    """``auto`` or an integer >= 1."""
+    return text if text == "auto" else positive_int(text)
+
+
+def model_kernel(
+    args: argparse.Namespace, parquet: bool = False, n_rows: int | None = None
+) -> str:
     """The estimator's kernel: ``--kernel``, where "auto" (the default) is the high-breakdown
     start of ``SubquantileKernelRegressor(kernel="auto")`` for a regression on the exact kernel
-    of a CSV table, and rbf for the rest (classification, ``--n-components``, Parquet)."""
-    if args.kernel == "auto" and (
-        args.task == "classification" or args.n_components is not None or parquet
-    ):
+    of a CSV table of at most ``EXACT_ROWS`` rows (``n_rows``), and rbf for the rest
+    (classification, a number of ``--n-components``, Parquet, larger tables: features)."""
+    features = args.n_components != "auto" or (n_rows is not None and n_rows > EXACT_ROWS)
+    if args.kernel == "auto" and (args.task == "classification" or features or parquet):
         return "rbf"
     return args.kernel
 
 
-def build_model(args: argparse.Namespace, parquet: bool = False) -> Pipeline:
-    """The robust scaler and the Subquantile estimator the arguments describe."""
+def model_description(args: argparse.Namespace, subq: Any) -> str:
+    """The fitted model's space: the exact kernel, or its features and where their number
+    came from."""
+    if subq.n_components_ is None:
+        return "exact kernel"
+    source = "--n-components" if args.n_components != "auto" else "chosen for the rows"
+    return f"{subq.n_components_} Nystroem features ({source})"
+
+
+def build_model(
+    args: argparse.Namespace, parquet: bool = False, n_rows: int | None = None
+) -> Pipeline:
+    """The robust scaler and the Subquantile estimator the arguments describe (``n_rows``: the
+    table's rows, where known)."""
     estimator = (
         SubquantileKernelClassifier if args.task == "classification" else SubquantileKernelRegressor
     )
     subq = estimator(
         epsilon=args.epsilon,
         alpha=args.alpha,
-        kernel=model_kernel(args, parquet),
+        kernel=model_kernel(args, parquet, n_rows),
         gamma=args.gamma,
         solver=args.solver,
         n_components=args.n_components,
@@ -192,9 +212,7 @@ def _report(
         "Settings": report.key_value_table(
             report.fit_settings(
                 args,
-                model="exact kernel"
-                if args.n_components is None
-                else f"{args.n_components} Nystroem features (--n-components)",
+                model=model_description(args, subq),
                 scaling="RobustScaler (median, interquartile range)",
                 model_file=model_file_description(model_file()),
                 kernel=_kernel_description(subq),
@@ -250,7 +268,7 @@ def _fit_csv(args: argparse.Namespace, folder: Path, bar: Any, model_name: str) 
     )
     bar.update()
     bar.set_postfix_str("fitting")
-    model = build_model(args)
+    model = build_model(args, n_rows=len(table.y))
     start = time.perf_counter()
     model.fit(table.X, table.y)
     seconds = time.perf_counter() - start
@@ -300,7 +318,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "'auto' (default): for a regression on the exact kernel of a CSV table, a "
             "high-breakdown start (kernel least trimmed squares from the linear kernel, an "
             "adaptive cutoff, the linear, degree-2 polynomial or rbf kernel chosen on the rows "
-            "kept); rbf for classification, --n-components and Parquet"
+            f"kept) of at most {EXACT_ROWS} rows; rbf for classification, a number of "
+            "--n-components, Parquet and larger tables"
         ),
     )
     parser.add_argument(
@@ -318,12 +337,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--solver", choices=SOLVERS, default="alternating")
     parser.add_argument(
         "--n-components",
-        type=positive_int,
-        default=None,
+        type=positive_int_or_auto,
+        default="auto",
         metavar="N",
         help=(
             "fit on N approximate kernel features (Nystroem) instead of the exact n x n kernel "
-            "matrix: memory and time linear in the rows, for large tables (default: exact)"
+            "matrix: memory and time linear in the rows, for large tables; 'auto' (default): "
+            f"the exact kernel up to {EXACT_ROWS} rows, about 5 sqrt(rows) features beyond"
         ),
     )
     parser.add_argument(

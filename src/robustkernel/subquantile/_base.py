@@ -13,6 +13,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from .._kernel_model.estimator import KERNEL_CONSTRAINTS, KernelModel
 from .._kernel_model.kernels import KERNELS
+from ._components import resolve_components
 from ._distributed import distributed_fit
 from ._features import APPROXIMATIONS, predict_in_chunks
 from ._in_memory import fit_in_memory
@@ -37,7 +38,7 @@ class BaseSubquantile(KernelModel):
         "kernel": [StrOptions({*KERNELS, "auto"}), callable],
         "gamma": [*KERNEL_CONSTRAINTS["gamma"], StrOptions({"auto"})],
         "epsilon": [Interval(Real, 0.0, 0.5, closed="left"), StrOptions({"auto"})],
-        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "n_components": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
         "approximation": [StrOptions(set(APPROXIMATIONS))],
         "dtype": [StrOptions({"float64", "float32"}), Options(type, {np.float64, np.float32})],
         "solver": [StrOptions(SOLVERS.keys())],  # the registry, read at every validation
@@ -68,7 +69,7 @@ class BaseSubquantile(KernelModel):
         degree: float = 3,
         coef0: float = 1,
         kernel_params: dict[str, Any] | None = None,
-        n_components: int | None = None,
+        n_components: int | str | None = "auto",
         approximation: str = "nystroem",
         dtype: str | type = "float64",
         fit_intercept: bool = True,
@@ -128,12 +129,22 @@ class BaseSubquantile(KernelModel):
         name = type(self).__name__
         params = self.get_params(deep=False)
         if is_dask_array(X):
+            params["n_components"] = resolve_components(params, X.shape[0], dask=True)
             settings = validate_settings(params, self._task, "dask", name)
             if sample_weight is not None:
                 raise ValueError(f"{name}.fit on a Dask array takes no sample_weight.")
-            self._set_fitted(distributed_fit(settings, self._task, X, y, self._sample_fit))
+
+            def sample_fit(X_sample: np.ndarray, y_sample: np.ndarray) -> BaseSubquantile:
+                """This configuration fitted in memory on the "auto" sample, with the features
+                of the whole fit (whatever the sample's rows)."""
+                sample = clone(self).set_params(verbose=0, n_components=settings.n_components)
+                return sample.fit(X_sample, y_sample)
+
+            self._set_fitted(distributed_fit(settings, self._task, X, y, sample_fit))
+            self.n_components_ = settings.n_components
             return self
         X, y = self._validate_training_data(X, y)
+        params["n_components"] = resolve_components(params, X.shape[0])
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
             if np.all(sample_weight == 1.0):
@@ -141,11 +152,8 @@ class BaseSubquantile(KernelModel):
         settings = validate_settings(params, self._task, input_kind(X, sample_weight), name)
         result = fit_in_memory(settings, self._task, X, y, self._check_fit_memory, sample_weight)
         self._set_fitted(result, X, y)
+        self.n_components_ = settings.n_components
         return self
-
-    def _sample_fit(self, X: np.ndarray, y: np.ndarray) -> BaseSubquantile:
-        """This configuration fitted in memory on ``X``, ``y`` (the Dask fit's "auto" sample)."""
-        return clone(self).set_params(verbose=0).fit(X, y)
 
     def _set_fitted(self, result: FitResult, X: Any = None, y: Any = None) -> None:
         """Store a backend's result as the fitted attributes (the only place that does).

@@ -81,8 +81,12 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         Parameters of the polynomial and sigmoid kernels.
     kernel_params : dict, default=None
         Extra keyword arguments of a callable kernel.
-    n_components : int, default=None
-        None fits the exact kernel model (O(n^2) memory). An integer m fits the approximate
+    n_components : int, "auto" or None, default="auto"
+        "auto": the exact kernel model up to 4000 rows (and always for kernel="precomputed",
+        kernel="auto" or a ``device``), beyond it ceil(5 sqrt(n)) Nystroem features, at most
+        1000 and at most what four n x m float64 arrays leave of the available memory
+        (``n_components_`` says which). None fits the exact kernel model (O(n^2) memory). An
+        integer m fits the approximate
         model f(x) = z(x)^T theta + b on m kernel features z (``feature_map_``) with penalty
         alpha ||theta||^2, in O(n m) memory: every solver then works in the m-dimensional
         feature space ("alternating" is trimmed ridge / logistic regression on the features;
@@ -190,6 +194,9 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
     ----------
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
         Coefficients w of f(x) = sum_j w_j k(x_j, x) + b (exact model, n_components=None).
+    n_components_ : int or None
+        The features the fit used: ``n_components`` with "auto" resolved (None: the exact
+        kernel model).
     coef_ : ndarray of shape (n_components,) or (n_components, n_outputs)
         Weights theta of f(x) = z(x)^T theta + b (only when ``n_components`` is set).
     feature_map_ : Nystroem or RBFSampler
@@ -305,7 +312,7 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         degree: float = 3,
         coef0: float = 1,
         kernel_params: dict[str, Any] | None = None,
-        n_components: int | None = None,
+        n_components: int | str | None = "auto",
         approximation: str = "nystroem",
         dtype: str | type = "float64",
         fit_intercept: bool = True,
@@ -457,8 +464,12 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         Parameters of the polynomial and sigmoid kernels.
     kernel_params : dict, default=None
         Extra keyword arguments of a callable kernel.
-    n_components : int, default=None
-        None fits the exact kernel model (O(n^2) memory). An integer m fits the approximate
+    n_components : int, "auto" or None, default="auto"
+        "auto": the exact kernel model up to 4000 rows (and always for kernel="precomputed",
+        kernel="auto" or a ``device``), beyond it ceil(5 sqrt(n)) Nystroem features, at most
+        1000 and at most what four n x m float64 arrays leave of the available memory
+        (``n_components_`` says which). None fits the exact kernel model (O(n^2) memory). An
+        integer m fits the approximate
         model f(x) = z(x)^T theta + b on m kernel features z (``feature_map_``) with penalty
         alpha ||theta||^2, in O(n m) memory: every solver then works in the m-dimensional
         feature space ("alternating" is trimmed ridge / logistic regression on the features;
@@ -556,6 +567,9 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         Class labels.
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
         Coefficients w of f(x) = sum_j w_j k(x_j, x) + b (exact model, n_components=None).
+    n_components_ : int or None
+        The features the fit used: ``n_components`` with "auto" resolved (None: the exact
+        kernel model).
     coef_ : ndarray of shape (n_components,) or (n_components, n_outputs)
         Weights theta of f(x) = z(x)^T theta + b (only when ``n_components`` is set).
     feature_map_ : Nystroem or RBFSampler
