@@ -8,7 +8,8 @@ training targets replaced by N(5, variance 4); 5000 clean test rows. Two parts:
   ratio), with the test RMSE of both;
 * Nystroem features, n in ``--feature-sizes`` with m = ``--components`` features (one value,
   or one per size): ``SubquantileKernelRegressor(n_components=m)`` (epsilon, alpha, gamma
-  "auto") against the configuration given (epsilon 0.2, alpha 0.01, gamma 1/8,
+  "auto") and ``SubquantileKernelRegressor()`` (n_components="auto" too) against the
+  configuration given (epsilon 0.2, alpha 0.01, gamma 1/8,
   refine=None) on the same features, and the test RMSE of the best point of a grid of given
   configurations (gammas 1/32, 1/16, 1/8, 1/4 x alphas 1e-4, 1e-2, 1; the true epsilon 0.2;
   refine=None). ``--dtype float32`` fits the features in single precision.
@@ -120,6 +121,9 @@ def feature_rows(n: int, m: int, dtype: str, repeats: int) -> list[dict]:
         lambda: SubquantileKernelRegressor(**GIVEN, **common), X, y, repeats
     )
     wall_d, cpu_d, model_d = timed(lambda: SubquantileKernelRegressor(**common), X, y, repeats)
+    wall_a, cpu_a, model_a = timed(
+        lambda: SubquantileKernelRegressor(random_state=0), X, y, repeats
+    )
     grid = []
     for gamma in GRID_GAMMAS:
         for alpha in GRID_ALPHAS:
@@ -140,6 +144,16 @@ def feature_rows(n: int, m: int, dtype: str, repeats: int) -> list[dict]:
             given,
             rmse(model_d, X_test, f_test),
             _chosen(model_d),
+        ),
+        _row(
+            size,
+            "SubquantileKernelRegressor() (no arguments)",
+            wall_a,
+            cpu_a,
+            wall_g,
+            given,
+            rmse(model_a, X_test, f_test),
+            f"n_components_ {model_a.n_components_}; " + _chosen(model_a),
         ),
         _row(size, given, wall_g, cpu_g, wall_g, given, rmse(model_g, X_test, f_test)),
         _row(
@@ -179,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
             print(markdown_table(pd.DataFrame(rows[-2:])), flush=True)
         for n, m in zip(args.feature_sizes, components, strict=True):
             rows += feature_rows(n, m, args.dtype, args.repeats)
-            print(markdown_table(pd.DataFrame(rows[-3:])), flush=True)
+            print(markdown_table(pd.DataFrame(rows[-4:])), flush=True)
     write_section(
         SECTION,
         "bench_defaults_scale.py",

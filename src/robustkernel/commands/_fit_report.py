@@ -119,7 +119,7 @@ def fit_statistics(
     """What a fit report states about a fitted Subquantile estimator: its estimated epsilon,
     alpha and gamma, the rows flagged, the training RMSE (regressor) or accuracy (classifier)
     on the kept rows and on all rows, iterations and time."""
-    kept = model.inlier_mask_
+    kept = np.asarray(model.inlier_mask_)  # a Dask fit's: computed
     if is_classifier(model):
         metric, score = "accuracy", accuracy_score
     else:

@@ -414,8 +414,9 @@ def fit_parquet(
     bar.set_postfix_str("writing tables")
     predicted, observed, rows = _per_row(fitted, table)
     save_model(fitted, folder / model_name)
+    scores = np.asarray(subq.outlier_scores_)  # Dask arrays on the cluster: computed here
     outliers = pd.DataFrame(
-        {"row": rows, "outlier_score": subq.outlier_scores_, "flagged": ~subq.inlier_mask_}
+        {"row": rows, "outlier_score": scores, "flagged": ~np.asarray(subq.inlier_mask_)}
     )
     outliers.to_parquet(folder / "outliers.parquet", index=False)
     predictions = pd.DataFrame({"row": rows, "observed": observed, "predicted": predicted})
@@ -428,8 +429,8 @@ def fit_parquet(
         "features": len(features),
         **report.fit_statistics(subq, observed, predicted, seconds),
     }
-    report.plot_outlier_scores(subq.outlier_scores_, subq.threshold_, folder / "outliers.png")
-    most_suspect = np.argsort(-subq.outlier_scores_, kind="stable")[:N_MOST_SUSPECT]
+    report.plot_outlier_scores(scores, subq.threshold_, folder / "outliers.png")
+    most_suspect = np.argsort(-scores, kind="stable")[:N_MOST_SUSPECT]
     sections = {
         "Settings": report.key_value_table(
             report.fit_settings(

@@ -155,6 +155,15 @@ class BaseSubquantile(KernelModel):
         self.n_components_ = settings.n_components
         return self
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The state that pickle, joblib and skops save: a Dask fit's per-row attributes (Dask
+        arrays on the cluster) computed into NumPy arrays."""
+        state = super().__getstate__()
+        for name in ("inlier_mask_", "outlier_scores_", "row_weights_"):
+            if is_dask_array(state.get(name)):
+                state[name] = np.asarray(state[name])
+        return state
+
     def _set_fitted(self, result: FitResult, X: Any = None, y: Any = None) -> None:
         """Store a backend's result as the fitted attributes (the only place that does).
 

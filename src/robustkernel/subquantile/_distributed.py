@@ -21,7 +21,12 @@ Dask graph:
   classifier's floors (half of each class kept) are selected the same way, class by class.
 
 The loop stops when the kept rows repeat, as in memory, so the kept set and the model are those
-of the in-memory feature path up to rounding (tested on a LocalCluster). ``refine="reject"``
+of the in-memory feature path up to rounding (tested on a LocalCluster). Per-row state stays on
+the workers: the losses and kept rows of every pass are persisted Dask arrays, the client sees
+the objective, the count of rows that changed and a digest of the kept rows (16 bytes per
+chunk: the loop's memory of the sets it has seen), and the fitted per-row attributes
+(``inlier_mask_``, ``outlier_scores_``, ``row_weights_``) are Dask arrays; the client holds
+O(m^2) and the task graphs, whatever the rows (tested at two sizes). ``refine="reject"``
 of the regressor runs distributed too: the leverages q_i = x_i^T A^-1 x_i of the kept rows'
 ridge (A from the same sums) per chunk, the median of the kept studentized losses as an exact
 order statistic.
@@ -39,6 +44,7 @@ with a ValueError naming it. Like every backend, :func:`distributed_fit` returns
 
 from __future__ import annotations
 
+import hashlib
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -66,6 +72,7 @@ from ._solvers import SolverResult
 from ._tasks import Task
 
 AUTO_SAMPLE_ROWS = 20_000
+PERMUTED_ROWS = 100_000  # landmarks drawn as Nystroem.fit draws them up to this many rows
 LBFGS_TOL = 1e-6  # the in-memory LbfgsSubsetFitter's
 LBFGS_MAX_ITER = 1000
 
@@ -125,12 +132,12 @@ def distributed_fit(
         inlier_mask=evaluation.mask,
         outlier_scores=evaluation.losses,
         threshold=float(evaluation.threshold),
-        row_weights=evaluation.mask.astype(float),
+        row_weights=evaluation.mask.astype(float).persist(),
         objective_history=np.asarray(result.history),
         n_iter=result.n_iter,
         converged=result.converged,
         best_start=0,
-        epsilon=1.0 - float(evaluation.mask.mean()),
+        epsilon=1.0 - float(evaluation.mask.mean().compute()),
         alpha=alpha,
         gamma=gamma,
         n_features_in=d,
@@ -322,11 +329,18 @@ def _encoded_targets(
 
 
 def _landmark_feature_map(settings: FitSettings, X: Any, gamma: float | None) -> Any:
-    """The Nystroem map on the m landmarks Nystroem.fit(X) would take: the first m of a
-    permutation of the rows drawn with ``random_state``."""
+    """The Nystroem map on m landmark rows: up to ``PERMUTED_ROWS`` rows those Nystroem.fit(X)
+    would take (the first m of a permutation of the rows drawn with ``random_state``: the
+    in-memory fit's features), beyond m rows drawn without a permutation of all of them (its
+    8 bytes per row on the client)."""
     n = X.shape[0]
     m = min(settings.n_components, n)
-    landmarks = check_random_state(settings.random_state).permutation(n)[:m]
+    random_state = check_random_state(settings.random_state)
+    if n <= PERMUTED_ROWS:
+        landmarks = random_state.permutation(n)[:m]
+    else:  # Floyd's sampling: O(m) memory
+        generator = np.random.default_rng(random_state.randint(2**31))
+        landmarks = generator.choice(n, m, replace=False)
     order = np.argsort(landmarks)
     rows = np.empty(m, dtype=int)
     rows[order] = np.arange(m)
@@ -406,10 +420,13 @@ def _alternate(
     max_iter: int,
     bar: Any,
 ) -> SolverResult:
-    """``_solvers.alternating`` as passes: refit on the kept rows until they repeat."""
+    """``_solvers.alternating`` as passes: refit on the kept rows until they repeat (the sets
+    seen are remembered by their digests, :func:`_digest`)."""
+    import dask
+
     evaluation, mask = _evaluate(data, select, alpha, w, b)
     history = [evaluation.objective]
-    seen = {evaluation.mask.tobytes()}
+    seen = {_digest(mask).compute().tobytes()}
     converged, n_iter = False, 0
     while n_iter < max_iter:
         n_iter += 1
@@ -417,16 +434,25 @@ def _alternate(
         previous = evaluation.mask
         evaluation, mask = _evaluate(data, select, alpha, w, b)
         history.append(evaluation.objective)
+        changed, digest = dask.compute((mask != previous).sum(), _digest(mask))
         bar.update()
-        bar.set_postfix(
-            changed_rows=int((evaluation.mask != previous).sum()),
-            threshold=f"{evaluation.threshold:.4g}",
-        )
-        if evaluation.mask.tobytes() in seen:
+        bar.set_postfix(changed_rows=int(changed), threshold=f"{evaluation.threshold:.4g}")
+        if digest.tobytes() in seen:
             converged = True
             break
-        seen.add(evaluation.mask.tobytes())
+        seen.add(digest.tobytes())
     return SolverResult(w, b, evaluation, n_iter, history, converged)
+
+
+def _digest(mask: Any) -> Any:
+    """A Dask array of 16 bytes per chunk of the boolean ``mask``: the BLAKE2b digest of each
+    chunk's packed bits (equal sets of rows, equal digests)."""
+
+    def chunk_digest(block: np.ndarray) -> np.ndarray:
+        digest = hashlib.blake2b(np.packbits(block).tobytes(), digest_size=16).digest()
+        return np.frombuffer(digest, dtype=np.uint8)
+
+    return mask.map_blocks(chunk_digest, dtype=np.uint8, chunks=((16,) * mask.numblocks[0],))
 
 
 def _evaluate(
@@ -436,16 +462,21 @@ def _evaluate(
     w: np.ndarray,
     b: np.ndarray,
 ) -> tuple[Evaluation, Any]:
-    """Losses, subquantile (on the client and as a Dask array) and objective of (w, b)."""
-    import dask
-
+    """Losses and subquantile of (w, b), persisted Dask arrays (their evaluation's ``losses``
+    and ``mask``), and the objective; the mask again, as the fitters take it."""
     losses = data.losses(w, b)
     mask, threshold = select(losses)
     mask = mask.persist()
-    kept, values = dask.compute(mask, losses)
-    objective = float(values[kept].sum() + alpha * np.sum(w * w))
+    objective = _kept_loss(losses, mask) + alpha * float(np.sum(w * w))
     empty = np.empty((0, data.C))
-    return Evaluation(empty, empty, values, kept, threshold, objective), mask
+    return Evaluation(empty, empty, losses, mask, threshold, objective), mask
+
+
+def _kept_loss(losses: Any, mask: Any) -> float:
+    """The sum of the Dask ``losses`` over the rows of the Dask ``mask``."""
+    import dask.array as da
+
+    return float(da.where(mask, losses, 0.0).sum().compute())
 
 
 def _order_statistic(values: Any, rank: int) -> float:
@@ -506,26 +537,26 @@ def _reject_implausible(
 
     history = list(result.history)
     cutoff = chi2.ppf(_auto_epsilon.REJECTION_LEVEL, df=data.C)
-    chunks = (data.X.chunks[0],)
 
-    def implausible(mask: np.ndarray, state: SolverResult) -> np.ndarray:
-        kept = da.from_array(mask, chunks=chunks)
-        losses = da.from_array(state.evaluation.losses, chunks=chunks)
-        factors = _variance_factors(data, fit, kept, alpha, fit_intercept)
-        studentized = da.map_blocks(_scaled_losses, losses, factors, dtype=float).persist()
-        studentized = da.where(da.isfinite(studentized), studentized, 0.0)
-        count = int(mask.sum())
-        middle = da.where(kept, studentized, np.inf)
+    def implausible(mask: Any, state: SolverResult) -> Any:
+        factors = _variance_factors(data, fit, mask, alpha, fit_intercept)
+        studentized = da.map_blocks(
+            _scaled_losses, state.evaluation.losses, factors, dtype=float
+        )
+        studentized = da.where(da.isfinite(studentized), studentized, 0.0).persist()
+        count = int(mask.sum().compute())
+        middle = da.where(mask, studentized, np.inf)
         median = _order_statistic(middle, (count + 1) // 2)
         if count % 2 == 0:
             median = 0.5 * (median + _order_statistic(middle, count // 2 + 1))
         variance = median / chi2.ppf(count / data.n / 2.0, df=data.C)
-        return (studentized > variance * cutoff).compute()
+        return (studentized > variance * cutoff).persist()
 
-    def refit(mask: np.ndarray, state: SolverResult) -> SolverResult:
-        w, b = fit(da.from_array(mask, chunks=chunks))
-        values = data.losses(w, b).compute()
-        objective = float(values[mask].sum() + alpha * np.sum(w * w))
+    def refit(mask: Any, state: SolverResult) -> SolverResult:
+        mask = mask.persist()
+        w, b = fit(mask)
+        values = data.losses(w, b)
+        objective = _kept_loss(values, mask) + alpha * float(np.sum(w * w))
         evaluation = replace(state.evaluation, losses=values, mask=mask, objective=objective)
         history.append(objective)
         bar.update()

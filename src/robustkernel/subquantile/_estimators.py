@@ -208,7 +208,9 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         when X was.
     inlier_mask_ : ndarray of bool, shape (n_samples,)
         True for the rows of the final fit (the k rows of the subquantile, less those
-        ``refine="reject"`` dropped); False marks a suspected outlier.
+        ``refine="reject"`` dropped); False marks a suspected outlier. After a fit on Dask
+        arrays this and the other per-row attributes (``outlier_scores_``, ``row_weights_``)
+        are Dask arrays persisted on the cluster: compute or save them before it closes.
     outlier_scores_ : ndarray of shape (n_samples,)
         Final per-row training loss; larger is more suspect. Regression fits the targets
         divided by a power of two near their median magnitude and scales the model back
@@ -581,7 +583,9 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         when X was.
     inlier_mask_ : ndarray of bool, shape (n_samples,)
         True for the rows of the final fit (the k rows of the subquantile, less those
-        ``refine="reject"`` dropped); False marks a suspected outlier.
+        ``refine="reject"`` dropped); False marks a suspected outlier. After a fit on Dask
+        arrays this and the other per-row attributes (``outlier_scores_``, ``row_weights_``)
+        are Dask arrays persisted on the cluster: compute or save them before it closes.
     outlier_scores_ : ndarray of shape (n_samples,)
         Final per-row training loss; larger is more suspect. Regression fits the targets
         divided by a power of two near their median magnitude and scales the model back
