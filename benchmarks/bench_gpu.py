@@ -41,7 +41,9 @@ def median_fit(options: dict, X: np.ndarray, y: np.ndarray, repeats: int):
     """Median wall time of ``repeats`` fits and the last fitted model."""
     times = []
     for _ in range(repeats):
-        model = SubquantileKernelRegressor(epsilon=EPSILON, **PARAMS, **options)
+        model = SubquantileKernelRegressor(
+            epsilon=EPSILON, refine=None, n_components=None, **PARAMS, **options
+        )
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # ConvergenceWarning at the gd iteration cap

@@ -181,7 +181,8 @@ def classes(n: int, n_classes: int, seed: int = 0):
     return X, noisy, flipped
 
 
-@pytest.mark.parametrize("n_classes", [2, pytest.param(3, marks=pytest.mark.slow)])
+@pytest.mark.slow  # 11 s
+@pytest.mark.parametrize("n_classes", [2, 3])
 def test_distributed_classifier_equals_the_in_memory_feature_path(client, n_classes):
     """L-BFGS on the client with one pass per evaluation: the same kept rows, probabilities
     equal up to the solver's tolerance (the sums run in another order)."""
@@ -218,6 +219,7 @@ def test_class_floors_are_selected_as_in_memory(client):
     np.testing.assert_array_equal(model.inlier_mask_, memory.inlier_mask_)
 
 
+@pytest.mark.slow  # 10 s; the default suite keeps the plain equality test
 def test_distributed_reject_equals_the_in_memory_reject(client):
     """refine="reject": leverages per chunk and the exact median of the kept rows give the
     rows the in-memory rule drops, and the same refit."""
@@ -246,6 +248,7 @@ def test_two_target_columns_as_in_memory(client):
     np.testing.assert_allclose(model.predict(X_test), memory.predict(X_test), rtol=1e-8, atol=1e-8)
 
 
+@pytest.mark.slow  # 12 s
 def test_auto_settings_come_from_the_in_memory_fit_on_a_sample(client, monkeypatch):
     """With no more rows than the sample, "auto" gives the in-memory choices exactly; with a
     sample of a fifth of the rows, alpha is scaled to the row count and the fit stays close

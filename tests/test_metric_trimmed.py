@@ -35,6 +35,7 @@ def contaminated(request):
     return request.param, sim, mask, fits
 
 
+@pytest.mark.slow  # 17 s of fixture fits
 def test_subspace_as_on_clean_data_while_the_plain_fit_is_pulled_away(contaminated):
     f, sim, _, fits = contaminated
     error = {name: subspace_distance(m.components_.T, sim.subspace) for name, m in fits.items()}

@@ -75,6 +75,7 @@ def test_parquet_fit_keeps_the_rows_the_in_memory_fit_keeps(tmp_path, capsys):
     assert "fitted on Dask" in (out / "report.md").read_text()
 
 
+@pytest.mark.slow  # 10 s; the Parquet regression stays in the default suite
 def test_parquet_classification_with_the_defaults(tmp_path, capsys):
     """Text labels, epsilon / alpha / gamma "auto": most flipped labels are flagged."""
     frame, _ = table(seed=1)
