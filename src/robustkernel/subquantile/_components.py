@@ -1,7 +1,7 @@
 """n_components="auto": the exact kernel model on small data, Nystroem features beyond.
 
 The exact model holds n x n matrices and its automatic configuration costs O(n^3): up to
-``EXACT_ROWS`` rows it fits in under a minute on one core (4000 rows: 44.6 s, 30 times one
+``EXACT_ROWS`` rows it fits in under a minute on one core (4000 rows: 43-45 s, 30-36 times one
 ``KernelRidge`` fit; ``benchmarks/bench_defaults_scale.py``). Beyond, m Nystroem features with m
 growing as sqrt(n) (kernel ridge on m ~ sqrt(n) uniformly drawn landmarks keeps the statistical
 rate of the exact model up to log factors: Rudi, Camoriano & Rosasco, "Less is More: Nystrom

@@ -213,11 +213,14 @@ class InMemoryFit:
         alpha: float,
         gamma: float | None,
         refine: bool = True,
+        fit_subset: SubsetFit | None = None,
     ) -> Stage:
-        """The model of ``problem`` (at ``alpha``), fitted once on the rows ``kept``;
-        refine="biweight" then runs from them where ``refine``."""
+        """The model of ``problem`` (at ``alpha``), fitted once on the rows ``kept`` (by
+        ``fit_subset``, the problem's subset fitter, where one exists); refine="biweight" then
+        runs from them where ``refine``."""
+        if fit_subset is None:
+            fit_subset = SubsetFit(self._subset_fitter(problem), problem)
         problem = replace(problem, k=int(kept.sum()))
-        fit_subset = SubsetFit(self._subset_fitter(problem), problem)
         w, b = fit_rows(problem, fit_subset, kept)
         evaluation = problem.evaluate(w, b)
         objective = problem.subset_objective(w, b, kept)
@@ -338,17 +341,21 @@ class InMemoryFit:
         )
         residuals = np.sum((self.Y - subsample._outputs(pilot, self.X) / self.scale) ** 2, axis=1)
         kept = smallest(residuals, n_kept(n, pilot.epsilon))
-        problem, feature_map = self._build_problem(alpha, gamma, 1.0 - float(kept.mean()))
-        kept = self._reflagged(
-            self._refit_on_rows(problem, feature_map, kept, alpha, gamma, refine=False)
-        )
+        first, feature_map = self._build_problem(alpha, gamma, 1.0 - float(kept.mean()))
+        fit_subset = SubsetFit(self._subset_fitter(first), first)
+        stage = self._refit_on_rows(first, feature_map, kept, alpha, gamma, False, fit_subset)
+        kept = self._reflagged(stage)
         problem, feature_map, alpha, gamma = self._confirmed(
-            kept, alphas, gammas, (problem, feature_map, gamma)
+            kept, alphas, gammas, (first, feature_map, gamma)
         )
-        stage = self._refit_on_rows(problem, feature_map, kept, alpha, gamma)
+        if problem is not first:  # another gamma or alpha: another system to factorize
+            fit_subset = SubsetFit(self._subset_fitter(problem), problem)
+        stage = self._refit_on_rows(problem, feature_map, kept, alpha, gamma, True, fit_subset)
         reflagged = self._reflagged(stage)
         if not np.array_equal(reflagged, kept):
-            stage = self._refit_on_rows(problem, feature_map, reflagged, alpha, gamma)
+            stage = self._refit_on_rows(
+                problem, feature_map, reflagged, alpha, gamma, True, fit_subset
+            )
         return replace(stage, scores=scores)
 
     def _confirmed(
@@ -371,7 +378,9 @@ class InMemoryFit:
                     problem, kept, alphas, _hyperparameters.MIN_TRIM, kept
                 )
             alpha = alphas[int(np.argmin(scores))]
-            problem = replace(problem, alpha=resolvable_alpha(alpha, squared_norm(problem)))
+            resolvable = resolvable_alpha(alpha, squared_norm(problem))
+            if resolvable != problem.alpha:  # else the same problem, its factorization reused
+                problem = replace(problem, alpha=resolvable)
             return float(scores.min()), problem, feature_map, alpha, gamma
 
         best = scored(*start)
