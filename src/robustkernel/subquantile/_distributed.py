@@ -424,16 +424,17 @@ def _alternate(
     seen are remembered by their digests, :func:`_digest`)."""
     import dask
 
-    evaluation, mask = _evaluate(data, select, alpha, w, b)
+    evaluation = _evaluate(data, select, alpha, w, b)
     history = [evaluation.objective]
-    seen = {_digest(mask).compute().tobytes()}
+    seen = {_digest(evaluation.mask).compute().tobytes()}
     converged, n_iter = False, 0
     while n_iter < max_iter:
         n_iter += 1
-        w, b = fit(mask, w, b)
         previous = evaluation.mask
-        evaluation, mask = _evaluate(data, select, alpha, w, b)
+        w, b = fit(previous, w, b)
+        evaluation = _evaluate(data, select, alpha, w, b)
         history.append(evaluation.objective)
+        mask = evaluation.mask
         changed, digest = dask.compute((mask != previous).sum(), _digest(mask))
         bar.update()
         bar.set_postfix(changed_rows=int(changed), threshold=f"{evaluation.threshold:.4g}")
@@ -461,15 +462,15 @@ def _evaluate(
     alpha: float,
     w: np.ndarray,
     b: np.ndarray,
-) -> tuple[Evaluation, Any]:
-    """Losses and subquantile of (w, b), persisted Dask arrays (their evaluation's ``losses``
-    and ``mask``), and the objective; the mask again, as the fitters take it."""
+) -> Evaluation:
+    """Losses and subquantile of (w, b), persisted Dask arrays (the evaluation's ``losses``
+    and ``mask``), and the objective."""
     losses = data.losses(w, b)
     mask, threshold = select(losses)
     mask = mask.persist()
     objective = _kept_loss(losses, mask) + alpha * float(np.sum(w * w))
     empty = np.empty((0, data.C))
-    return Evaluation(empty, empty, losses, mask, threshold, objective), mask
+    return Evaluation(empty, empty, losses, mask, threshold, objective)
 
 
 def _kept_loss(losses: Any, mask: Any) -> float:

@@ -420,12 +420,13 @@ class InMemoryFit:
         those refine="reject" drops."""
         problem, evaluation = stage.problem, stage.result.evaluation
         n, epsilon = problem.n_samples, self.settings.epsilon
+        # the regression flags (``_auto_epsilon.regression_flags``) from the losses computed once
+        studentized = _auto_epsilon.studentized_losses(problem, evaluation)
         if isinstance(epsilon, str):
-            flagged = self.task.outlier_flags(problem, evaluation)
+            flagged = _auto_epsilon.beyond_scale(studentized, evaluation.mask, problem.n_outputs)
             if flagged.mean() <= _auto_epsilon.MAX_EPSILON:
                 return ~flagged
             epsilon = _auto_epsilon.MAX_EPSILON
-        studentized = _auto_epsilon.studentized_losses(problem, evaluation)
         kept = smallest(studentized, n_kept(n, float(epsilon)))
         if self._rejects(epsilon):
             kept &= ~self.task.rejections(problem, replace(evaluation, mask=kept))
