@@ -1,7 +1,7 @@
 """Defaults at any size: what the automatic configuration costs as the rows grow.
 
 Regression on 8 N(0, 1) features, f(x) = sin(2 x1) + x2 x3 + 0.5 x4^2, noise sd 0.3, 20% of the
-training targets replaced by N(5, variance 4); 5000 clean test rows. Two parts:
+training targets replaced by N(5, variance 4); 5000 clean test rows. Three parts:
 
 * exact kernel, n in ``--exact-sizes``: ``SubquantileKernelRegressor()`` (no arguments) against
   one ``KernelRidge(kernel="rbf", alpha=1, gamma=1/8)`` fit on the same rows (the fit-time
@@ -12,13 +12,21 @@ training targets replaced by N(5, variance 4); 5000 clean test rows. Two parts:
   configuration given (epsilon 0.2, alpha 0.01, gamma 1/8,
   refine=None) on the same features, and the test RMSE of the best point of a grid of given
   configurations (gammas 1/32, 1/16, 1/8, 1/4 x alphas 1e-4, 1e-2, 1; the true epsilon 0.2;
-  refine=None). ``--dtype float32`` fits the features in single precision.
+  refine=None). ``--dtype float32`` fits the features in single precision;
+* classification, n in ``--classifier-sizes``: ``SubquantileKernelClassifier()`` (no arguments)
+  against one ``SVC()`` fit (the fit-time ratio), SVC + 5-fold GridSearchCV over C in (0.1, 1,
+  10, 100) x gamma in (0.25, 0.5, 1, 2, 4) / n_features, and cleanlab's
+  ``CleanLearning(SVC(probability=True))`` (skipped with a note where cleanlab is absent), on
+  scikit-learn's ``make_classification`` (8 features, 6 informative, ``--classes`` classes of
+  two clusters each) with 20% of the training labels replaced by another class at random;
+  accuracy on 5000 clean test rows, one row per ``--seeds`` seed.
 
 Every fit runs with one BLAS thread; each time is the median of ``--repeats`` fits (the grid
 once), with the process CPU time next to it; the load average is noted before and after.
 
     python benchmarks/bench_defaults_scale.py [--exact-sizes 1000 2000 4000]
-        [--feature-sizes 20000] [--components 500] [--repeats 1] [--no-write]
+        [--feature-sizes 20000] [--components 500] [--no-grid] [--classifier-sizes] [--classes 2]
+        [--seeds 0] [--repeats 1] [--no-write]
 
 prints the table and writes it into BENCHMARKS.md (section "Defaults at any size
 (bench_defaults_scale.py)"). Run it alone: no other job on the machine.
@@ -34,10 +42,13 @@ import time
 import numpy as np
 import pandas as pd
 from bench_fit_time import timed, write_section  # the timing helpers of bench_fit_time.py
+from sklearn.datasets import make_classification
 from sklearn.kernel_ridge import KernelRidge
+from sklearn.model_selection import GridSearchCV
+from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
-from robustkernel import SubquantileKernelRegressor
+from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel._report import markdown_table
 
 SECTION = "## Defaults at any size (bench_defaults_scale.py)"
@@ -45,6 +56,7 @@ N_FEATURES = 8
 GIVEN = {"epsilon": 0.2, "alpha": 0.01, "gamma": 1.0 / 8, "refine": None}
 GRID_GAMMAS = (1.0 / 32, 1.0 / 16, 1.0 / 8, 1.0 / 4)
 GRID_ALPHAS = (1e-4, 1e-2, 1.0)
+SVC_GRID = {"C": [0.1, 1.0, 10.0, 100.0], "gamma": [f / N_FEATURES for f in (0.25, 0.5, 1, 2, 4)]}
 
 
 def regression_data(n_train: int, seed: int = 0) -> tuple[np.ndarray, ...]:
@@ -56,6 +68,24 @@ def regression_data(n_train: int, seed: int = 0) -> tuple[np.ndarray, ...]:
     bad = rng.choice(n_train, size=n_train // 5, replace=False)
     y[bad] = rng.normal(5.0, 2.0, size=bad.size)
     return X[:n_train], y, X[n_train:], f[n_train:]
+
+
+def classification_data(n_train: int, classes: int, seed: int) -> tuple[np.ndarray, ...]:
+    """X, y (20% of the labels replaced by another class), X_test, y_test (clean)."""
+    X, y = make_classification(
+        n_train + 5000,
+        n_features=N_FEATURES,
+        n_informative=6,
+        n_redundant=0,
+        n_classes=classes,
+        n_clusters_per_class=2,
+        random_state=seed,
+    )
+    rng = np.random.default_rng(seed)
+    y_train = y[:n_train].copy()
+    bad = rng.choice(n_train, size=n_train // 5, replace=False)
+    y_train[bad] = (y_train[bad] + rng.integers(1, classes, size=bad.size)) % classes
+    return X[:n_train], y_train, X[n_train:], y[n_train:]
 
 
 def rmse(model: object, X: np.ndarray, f: np.ndarray) -> float:
@@ -111,9 +141,9 @@ def exact_rows(n: int, repeats: int) -> list[dict]:
     ]
 
 
-def feature_rows(n: int, m: int, dtype: str, repeats: int) -> list[dict]:
-    """The defaults on m Nystroem features against the configuration given, and the best
-    point of the grid of given configurations."""
+def feature_rows(n: int, m: int, dtype: str, repeats: int, grid: bool = True) -> list[dict]:
+    """The defaults on m Nystroem features against the configuration given, and (``grid``)
+    the fit with no arguments and the best point of the grid of given configurations."""
     X, y, X_test, f_test = regression_data(n)
     common = {"n_components": m, "dtype": dtype, "random_state": 0}
     given = f"given (eps 0.2, alpha 0.01, gamma 1/8), m = {m}"
@@ -121,6 +151,20 @@ def feature_rows(n: int, m: int, dtype: str, repeats: int) -> list[dict]:
         lambda: SubquantileKernelRegressor(**GIVEN, **common), X, y, repeats
     )
     wall_d, cpu_d, model_d = timed(lambda: SubquantileKernelRegressor(**common), X, y, repeats)
+    size = f"{n}, m = {m} ({dtype})"
+    defaults = _row(
+        size,
+        f"SubquantileKernelRegressor(n_components={m})",
+        wall_d,
+        cpu_d,
+        wall_g,
+        given,
+        rmse(model_d, X_test, f_test),
+        _chosen(model_d),
+    )
+    given_row = _row(size, given, wall_g, cpu_g, wall_g, given, rmse(model_g, X_test, f_test))
+    if not grid:
+        return [defaults, given_row]
     wall_a, cpu_a, model_a = timed(
         lambda: SubquantileKernelRegressor(random_state=0), X, y, repeats
     )
@@ -133,18 +177,8 @@ def feature_rows(n: int, m: int, dtype: str, repeats: int) -> list[dict]:
             )
             grid.append((rmse(model, X_test, f_test), wall, cpu, gamma, alpha))
     best = min(grid)
-    size = f"{n}, m = {m} ({dtype})"
     return [
-        _row(
-            size,
-            f"SubquantileKernelRegressor(n_components={m})",
-            wall_d,
-            cpu_d,
-            wall_g,
-            given,
-            rmse(model_d, X_test, f_test),
-            _chosen(model_d),
-        ),
+        defaults,
         _row(
             size,
             "SubquantileKernelRegressor() (no arguments)",
@@ -155,7 +189,7 @@ def feature_rows(n: int, m: int, dtype: str, repeats: int) -> list[dict]:
             rmse(model_a, X_test, f_test),
             f"n_components_ {model_a.n_components_}; " + _chosen(model_a),
         ),
-        _row(size, given, wall_g, cpu_g, wall_g, given, rmse(model_g, X_test, f_test)),
+        given_row,
         _row(
             size,
             "best of the 4 x 3 grid of given configurations",
@@ -170,11 +204,56 @@ def feature_rows(n: int, m: int, dtype: str, repeats: int) -> list[dict]:
     ]
 
 
+def classifier_rows(n: int, classes: int, seed: int, repeats: int) -> list[dict]:
+    """The classifier with no arguments against SVC, SVC + GridSearchCV and cleanlab."""
+    X, y, X_test, y_test = classification_data(n, classes, seed)
+    methods = {
+        "SubquantileKernelClassifier()": lambda: SubquantileKernelClassifier(random_state=seed),
+        "SVC()": SVC,
+        "SVC + GridSearchCV (20 x 5 fits)": lambda: GridSearchCV(SVC(), SVC_GRID, cv=5),
+    }
+    notes = {}
+    try:
+        from cleanlab.classification import CleanLearning
+
+        methods["cleanlab CleanLearning(SVC(probability=True))"] = lambda: CleanLearning(
+            SVC(probability=True, random_state=seed),
+            seed=seed,
+            verbose=False,
+            find_label_issues_kwargs={"n_jobs": 1},
+        )
+    except ImportError:
+        notes["cleanlab"] = "cleanlab not installed: its row skipped"
+    results = {name: timed(make, X, y, repeats) for name, make in methods.items()}
+    base = results["SVC()"][0]
+    size = f"{n}, {classes} classes, seed {seed}"
+    rows = []
+    for name, (wall, cpu, model) in results.items():
+        accuracy = float(np.mean(model.predict(X_test) == y_test))
+        note = ""
+        if isinstance(model, SubquantileKernelClassifier):
+            note = _chosen(model) + f"; n_components_ {model.n_components_}"
+        row = _row(size, name, wall, cpu, base, "SVC()", 0.0, note)
+        del row["test RMSE"]
+        rows.append({**row, "test accuracy": round(accuracy, 4)})
+    for note in notes.values():
+        print(note)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--exact-sizes", type=int, nargs="*", default=[1000, 2000, 4000])
     parser.add_argument("--feature-sizes", type=int, nargs="*", default=[20000])
     parser.add_argument("--components", type=int, nargs="*", default=[500])
+    parser.add_argument(
+        "--no-grid",
+        action="store_true",
+        help="feature sizes: the defaults and the given configuration only (for 1e6 rows)",
+    )
+    parser.add_argument("--classifier-sizes", type=int, nargs="*", default=[])
+    parser.add_argument("--classes", type=int, default=2)
+    parser.add_argument("--seeds", type=int, nargs="*", default=[0])
     parser.add_argument("--dtype", choices=("float64", "float32"), default="float64")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--no-write", action="store_true", help="do not update BENCHMARKS.md")
@@ -192,8 +271,14 @@ def main(argv: list[str] | None = None) -> int:
             rows += exact_rows(n, args.repeats)
             print(markdown_table(pd.DataFrame(rows[-2:])), flush=True)
         for n, m in zip(args.feature_sizes, components, strict=True):
-            rows += feature_rows(n, m, args.dtype, args.repeats)
-            print(markdown_table(pd.DataFrame(rows[-4:])), flush=True)
+            part = feature_rows(n, m, args.dtype, args.repeats, not args.no_grid)
+            rows += part
+            print(markdown_table(pd.DataFrame(part)), flush=True)
+        for n in args.classifier_sizes:
+            for seed in args.seeds:
+                part = classifier_rows(n, args.classes, seed, args.repeats)
+                rows += part
+                print(markdown_table(pd.DataFrame(part)), flush=True)
     write_section(
         SECTION,
         "bench_defaults_scale.py",
@@ -201,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         load_before,
         start,
         " ".join(__doc__.split("\n\n")[1:4]),
-        pd.DataFrame(rows),
+        pd.DataFrame(rows).fillna(""),  # regression rows have no accuracy, and so on
         args.no_write,
     )
     return 0

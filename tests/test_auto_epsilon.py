@@ -11,6 +11,8 @@ within 0.07 of the truth, and the test error at most 0.03 above Oracle ERM for e
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer
@@ -23,6 +25,7 @@ from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel._kernel_model.losses import SquaredLoss
 from robustkernel.corruption import contaminated_split, corrupt
 from robustkernel.subquantile._auto_epsilon import (
+    MAX_ROUNDS,
     _feature_residual_variance_factors,
     _kernel_studentized_losses,
 )
@@ -204,3 +207,24 @@ def test_auto_epsilon_classifier_with_nystroem_features():
     exact = SubquantileKernelClassifier(epsilon="auto", **CLASSIFICATION_PARAMS).fit(bad.X, bad.y)
     assert abs(model.epsilon_ - 0.1) <= 0.07
     assert abs(model.epsilon_ - exact.epsilon_) <= 0.02
+
+
+@pytest.mark.parametrize(("step", "rounds"), [(1, 2), (9, MAX_ROUNDS)])
+def test_epsilon_rounds_stop_once_the_flagged_rows_settle(monkeypatch, step, rounds):
+    """epsilon="auto" refits until the flagged set moves by at most SETTLED_FRACTION of the
+    rows (1% of 200 rows: 2): a set that gains one row a round stops at the second round; one
+    that gains 9 rows (4.5%) runs all MAX_ROUNDS rounds."""
+    calls = []
+
+    def creeping_flags(problem, evaluation):
+        flagged = np.zeros(problem.n_samples, dtype=bool)
+        flagged[: 10 + step * len(calls)] = True
+        calls.append(1)
+        return flagged
+
+    task = replace(SubquantileKernelClassifier._task, outlier_flags=creeping_flags)
+    monkeypatch.setattr(SubquantileKernelClassifier, "_task", task)
+    X = np.random.default_rng(0).normal(size=(200, 2))
+    y = (X[:, 0] > 0).astype(int)
+    SubquantileKernelClassifier(alpha=0.1, gamma=0.5, refine=None).fit(X, y)
+    assert len(calls) == rounds

@@ -235,6 +235,7 @@ def test_distributed_reject_equals_the_in_memory_reject(client):
     np.testing.assert_allclose(model.predict(X_test), memory.predict(X_test), rtol=1e-8, atol=1e-8)
 
 
+@pytest.mark.slow
 def test_two_target_columns_as_in_memory(client):
     bad = generated(2000, seed=6)
     Y = np.column_stack([bad.y, 2 * bad.y])

@@ -26,7 +26,7 @@ def test_every_example_is_listed():
 
 # The gallery of the documentation build runs every example too; the slowest one only with
 # make test-slow here.
-SLOW_EXAMPLES = {"any_estimator.py"}
+SLOW_EXAMPLES = {"any_estimator.py", "network_training_loop.py"}
 
 
 @pytest.mark.parametrize(

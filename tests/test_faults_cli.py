@@ -279,7 +279,8 @@ def test_outputs_follow_the_umask(tmp_path, capsys, fitted, good_csv, mask):
 
 
 @pytest.mark.parametrize(
-    ("signum", "status"), [(signal.SIGTERM, 128 + 15), (signal.SIGINT, 128 + 2)]
+    ("signum", "status"),
+    [(signal.SIGTERM, 128 + 15), pytest.param(signal.SIGINT, 128 + 2, marks=pytest.mark.slow)],
 )
 def test_a_signal_mid_fit_leaves_nothing(tmp_path, signum, status):
     """A real process killed while fitting (about 5 s of work) removes its temporary folder."""

@@ -114,6 +114,7 @@ def test_files_that_disagree_are_refused_by_file_and_column(
         assert word in line, line
 
 
+@pytest.mark.slow
 def test_columns_are_matched_by_name_not_position(tmp_path, capsys):
     """Files whose columns come in another order give the fit of the same table."""
     parts = [frame(seed=0), frame(seed=1)]

@@ -58,7 +58,8 @@ def test_honest_residuals_are_leave_one_out_refits():
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_feature_honest_residuals_are_leave_one_out_refits(fit_intercept):
-    """Ridge on features (penalty on the weights only) refitted without each kept row."""
+    """Ridge on features (penalty on the weights only) refitted without each kept row; with
+    ``counted``, the same values for the counted rows alone (kept and trimmed ones)."""
     rng = np.random.default_rng(1)
     Z = rng.normal(size=(40, 6)).astype(np.float32)
     Y = rng.normal(size=(40, 2))
@@ -68,6 +69,9 @@ def test_feature_honest_residuals_are_leave_one_out_refits(fit_intercept):
         Z=Z, Y=Y, loss=SquaredLoss(), alpha=1.0, k=28, fit_intercept=fit_intercept
     )
     scores = honest_residuals(problem, kept, alphas)
+    counted = rng.uniform(size=40) < 0.4
+    assert (counted & kept).any() and (counted & ~kept).any()
+    counted_scores = honest_residuals(problem, kept, alphas, counted)
     design = np.hstack([np.ones((40, 1)), Z]) if fit_intercept else Z.astype(float)
     for row, alpha in enumerate(alphas):
         penalty = alpha * np.eye(design.shape[1])
@@ -84,6 +88,7 @@ def test_feature_honest_residuals_are_leave_one_out_refits(fit_intercept):
             without[i] = False
             expected[i] = np.sum((Y[i] - fit(without)[i]) ** 2)
         np.testing.assert_allclose(scores[row], expected, rtol=1e-6)
+        np.testing.assert_allclose(counted_scores[row], expected[counted], rtol=1e-6)
 
 
 def test_trimmed_mean_drops_the_largest():

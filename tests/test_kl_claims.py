@@ -91,6 +91,7 @@ def test_registry_and_bad_claim(tmp_path):
         run_kl_claim(6, out_dir=tmp_path)
 
 
+@pytest.mark.slow
 def test_rerun_resumes_from_cache_and_only_computes_new_repetitions(tmp_path, monkeypatch):
     options = {"lambdas": [0.3], "out_dir": tmp_path, "progress": False, "n": 40, "p": 5}
     first = pd.read_csv(run_kl_claim(4, repetitions=1, max_iter=5, **options)["csv"])

@@ -100,6 +100,7 @@ def test_network_on_corrupted_targets_is_close_to_its_oracle_and_the_plain_one_i
     np.testing.assert_allclose(scores, (model.predict(X) - y_bad) ** 2, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_mini_batches_chosen_from_refreshed_full_data_losses():
     X, y, y_bad, clean, X_test, f_test = contaminated_teacher(1)

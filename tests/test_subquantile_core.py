@@ -16,7 +16,7 @@ from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel._fractions import n_kept
 from robustkernel._kernel_model.losses import BinaryLogLoss, SoftmaxLoss, SquaredLoss
 from robustkernel.corruption import contaminated_split
-from robustkernel.subquantile._objective import ClassFloors, Problem, subquantile
+from robustkernel.subquantile._objective import ClassFloors, FeatureProblem, Problem, subquantile
 from robustkernel.subquantile._refits import LbfgsSubsetFitter, RidgeSubsetFitter, SubsetFit
 from robustkernel.subquantile._solvers import _gradient, alternating
 
@@ -155,6 +155,44 @@ def test_rough_then_exact_alternating_reaches_the_exact_fixed_point(n_classes):
     assert rough.evaluation.objective == pytest.approx(exact.evaluation.objective, rel=1e-9)
     history = np.asarray(rough.history)
     assert np.all(np.diff(history) <= 1e-9 * np.abs(history[:-1]))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_preconditioned_feature_lbfgs_fit_equals_sklearn_logistic_regression(n_classes):
+    """On features (m = 120: the top eigenvectors of Z^T Z precondition L-BFGS), the fit on
+    the kept rows is scikit-learn's LogisticRegression on those rows with C = 1 / (2 alpha)
+    (multinomial with every class's coefficients, like softmax here) and an unpenalized
+    intercept, both solved tightly."""
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(11)
+    n, m, alpha = 400, 120, 0.05
+    Z = rng.normal(size=(n, m)) * np.linspace(3.0, 0.1, m)  # an ill-conditioned design
+    labels = np.digitize(Z[:, 0] + Z[:, 1], np.linspace(-1, 1, n_classes - 1))
+    labels[:40] = (labels[:40] + 1) % n_classes
+    Y = labels[:, None].astype(float) if n_classes == 2 else np.eye(n_classes)[labels]
+    loss = BinaryLogLoss() if n_classes == 2 else SoftmaxLoss()
+    problem = FeatureProblem(Y=Y, loss=loss, alpha=alpha, k=n, fit_intercept=True, Z=Z)
+    fitter = LbfgsSubsetFitter(problem, max_iter=10_000, tol=1e-10)
+    assert fitter._top is not None
+    kept = rng.random(n) < 0.8
+    theta, b = fitter.fit(kept, np.zeros((m, Y.shape[1])), np.zeros(Y.shape[1]), alpha)
+    reference = LogisticRegression(C=1.0 / (2.0 * alpha), tol=1e-12, max_iter=100_000)
+    reference.fit(Z[kept], labels[kept])
+    coef, intercept = reference.coef_.T, reference.intercept_
+    if n_classes == 2:
+        coef, intercept = coef.reshape(m, 1), intercept.reshape(1)
+
+    def objective(theta: np.ndarray, b: np.ndarray) -> float:
+        return problem.subset_objective(theta, b, kept)
+
+    # the same minimum (to 1e-11 relative: the minimizer itself is flat to about 1e-5)
+    assert objective(theta, b) == pytest.approx(objective(coef, intercept), rel=1e-10)
+    ours, theirs = Z @ theta + b, Z @ coef + intercept
+    if n_classes > 2:  # softmax outputs are defined up to a constant per row
+        ours = ours - ours.mean(axis=1, keepdims=True)
+        theirs = theirs - theirs.mean(axis=1, keepdims=True)
+    np.testing.assert_allclose(ours, theirs, atol=1e-3)
 
 
 def _problem_for(loss, n_outputs: int, seed: int = 0, fit_intercept: bool = True) -> Problem:

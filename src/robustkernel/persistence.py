@@ -22,6 +22,7 @@ Two formats, chosen by the file suffix:
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import pickle
 import warnings
@@ -211,11 +212,9 @@ def skops_available() -> bool:
     available : bool
         True when ``*.skops`` files can be written and loaded.
     """
-    try:
-        _skops_io()
-    except ImportError:
-        return False
-    return True
+    # found, not imported: importing skops.io takes seconds, and the command line asks this
+    # before it reads its input
+    return importlib.util.find_spec("skops") is not None
 
 
 def _skops_io() -> Any:

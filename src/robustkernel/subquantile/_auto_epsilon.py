@@ -5,7 +5,8 @@ Start from a generous trim (regression: ``REGRESSION_START``; classification:
 cannot swallow a whole class -- a 40% trim on breast cancer, 37% malignant, dropped the malignant
 rows, and the fixed point predicted one class). Under the current fit, flag the rows whose loss is
 implausible for a clean row; refit keeping the others (epsilon = the flagged fraction); repeat
-until the flagged set is a fixed point. ``epsilon_`` is the fraction finally trimmed.
+until the flagged set is a fixed point or moves by at most ``SETTLED_FRACTION`` of the rows.
+``epsilon_`` is the fraction finally trimmed.
 
 Regression (Rousseeuw & Leroy's reweighted least trimmed squares): the clean residuals are taken as
 N(0, sigma^2) per output, and every residual is studentized before it is compared with the scale. A
@@ -65,6 +66,12 @@ REGRESSION_START = 0.4
 CLASSIFICATION_START = 0.4
 MAX_EPSILON = 0.49
 MAX_ROUNDS = 20
+# The refits of epsilon="auto" stop once the flagged set moves by at most this fraction of the
+# rows between rounds. 2000 rows, 20% flipped labels, 2 or 3 classes: the flagged count crept
+# by 1-7 rows a round (1506, 1567, 1577, 1579, 1586, ... kept) for 12 rounds, each a full
+# out-of-fold pass; stopping at 1% took 3-4 rounds and the fit from 79-95x to 46-74x an SVC fit,
+# test accuracy within 0.008 either way (4 splits).
+SETTLED_FRACTION = 0.01
 REGRESSION_LEVEL = chi2.cdf(3.0**2, df=1)  # 0.99730...: |r| > 3 sigma for one output
 # refine="reject" drops kept rows beyond 5 sigma only: gross errors, whose influence it bounds.
 # At 3 sigma it also dropped the heavy-tailed clean rows of real data (Boston housing, 20%

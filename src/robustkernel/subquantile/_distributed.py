@@ -65,7 +65,7 @@ from . import _auto_epsilon
 from ._features import fit_feature_map
 from ._objective import Evaluation
 from ._refine import drop_implausible
-from ._refits import ROUGH_TOL, lbfgs_penalized, ridge_from_sums
+from ._refits import ROUGH_TOL, gram_top_directions, lbfgs_penalized, ridge_from_sums
 from ._result import FitResult
 from ._settings import FitSettings, is_dask_array
 from ._solvers import SolverResult
@@ -103,10 +103,14 @@ def distributed_fit(
         w, b = fit(data.every_row())
         result = _alternate(data, fit, select, alpha, w, b, max_iter, bar)
     else:
-        rough = _lbfgs_fitter(data, alpha, settings.fit_intercept, ROUGH_TOL)
+        # the top eigenvectors of Z^T Z over every row precondition L-BFGS (one more pass)
+        m = data.m
+        gram = _RidgeFitter(data, alpha, False).design(data.every_row())[: m * m]
+        top = gram_top_directions(gram.reshape(m, m))
+        rough = _lbfgs_fitter(data, alpha, settings.fit_intercept, ROUGH_TOL, top)
         w, b = rough(data.every_row(), np.zeros((data.m, data.C)), np.zeros(data.C))
         first = _alternate(data, rough, select, alpha, w, b, max_iter, bar)
-        exact = _lbfgs_fitter(data, alpha, settings.fit_intercept, LBFGS_TOL)
+        exact = _lbfgs_fitter(data, alpha, settings.fit_intercept, LBFGS_TOL, top)
         result = _alternate(data, exact, select, alpha, first.w, first.b, max_iter, bar)
         result = SolverResult(
             result.w, result.b, result.evaluation, first.n_iter + result.n_iter,
@@ -384,10 +388,15 @@ class _RidgeFitter:
 
 
 def _lbfgs_fitter(
-    data: _ChunkedData, alpha: float, fit_intercept: bool, tol: float
+    data: _ChunkedData,
+    alpha: float,
+    fit_intercept: bool,
+    tol: float,
+    top: tuple[np.ndarray, np.ndarray] | None,
 ) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
     """fit(mask, w0, b0) -> (theta, b): logistic / softmax on the kept rows by L-BFGS, every
-    objective and gradient evaluation one pass over the chunks."""
+    objective and gradient evaluation one pass over the chunks, preconditioned along ``top``
+    (:func:`._refits.gram_top_directions`)."""
     m, C, loss = data.m, data.C, data.loss
 
     def fit(mask: Any, w0: np.ndarray, b0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -404,7 +413,7 @@ def _lbfgs_fitter(
 
         return lbfgs_penalized(
             data_term, w0, b0, alpha, k, fit_intercept=fit_intercept, tol=tol,
-            max_iter=LBFGS_MAX_ITER,
+            max_iter=LBFGS_MAX_ITER, top=top,
         )
 
     return fit

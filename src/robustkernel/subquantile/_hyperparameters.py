@@ -113,16 +113,21 @@ def gamma_grid(X: np.ndarray, factors: Sequence[float] = GAMMA_FACTORS) -> list[
 
 
 def honest_residuals(
-    problem: Problem | FeatureProblem, kept: np.ndarray, alphas: Sequence[float]
+    problem: Problem | FeatureProblem,
+    kept: np.ndarray,
+    alphas: Sequence[float],
+    counted: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Squared residual norms of every row under ridge on the rows ``kept``, per alpha.
+    """Squared residual norms of the rows ``counted`` (a mask; every row where None) under
+    ridge on the rows ``kept``, per alpha.
 
     Leave-one-out residuals for the kept rows, plain residuals for the others; shape
-    (len(alphas), n). The problem's own alpha is not used.
+    (len(alphas), number of counted rows). The problem's own alpha is not used.
     """
     if isinstance(problem, FeatureProblem):
-        return _feature_honest_residuals(problem, kept, alphas)
-    return kernel_honest_residuals(problem.K, problem.Y, kept, alphas, problem.fit_intercept)
+        return _feature_honest_residuals(problem, kept, alphas, counted)
+    scores = kernel_honest_residuals(problem.K, problem.Y, kept, alphas, problem.fit_intercept)
+    return scores if counted is None else scores[:, counted]
 
 
 def kernel_honest_residuals(
@@ -168,14 +173,20 @@ def kernel_honest_residuals(
 
 
 def _feature_honest_residuals(
-    problem: FeatureProblem, kept: np.ndarray, alphas: Sequence[float]
+    problem: FeatureProblem,
+    kept: np.ndarray,
+    alphas: Sequence[float],
+    counted: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Ridge on features f = z^T theta + b: leave-one-out residuals r_i / (1 - h_ii).
+    """Ridge on features f = z^T theta + b: leave-one-out residuals r_i / (1 - h_ii) of the
+    rows ``counted`` (every row where None).
 
     With the intercept, features and targets are centred on the kept rows' means; the hat
     matrix of the kept rows is then 1/k + Zc (Zc_S^T Zc_S + alpha I)^-1 Zc^T, and one
     eigendecomposition Zc_S^T Zc_S = V diag(s) V^T serves every alpha: with P = Zc V,
     h_ii = 1/k + sum_j P_ij^2 / (s_j + alpha) and the fit is P (V^T Zc_S^T y_S) / (s + alpha).
+    Only the counted rows' P is formed: O(n m^2) for the Gram matrix, O(c m^2) for c counted
+    rows.
     """
     Z, Y = problem.Z, problem.Y
     n, m = Z.shape
@@ -193,18 +204,20 @@ def _feature_honest_residuals(
         moment += block.T @ (Y[rows][kept[rows]] - y_mean)
     eigenvalues, V = eigh(gram)
     eigenvalues = np.clip(eigenvalues, 0.0, None)
-    P = np.empty((n, m))
+    scored = np.arange(n) if counted is None else np.flatnonzero(counted)
+    P = np.empty((scored.size, m))
     shift = z_mean @ V  # (z - z_mean) V without a centred copy of the features
-    for rows in row_chunks(n, m):
-        P[rows] = np.asarray(Z[rows], dtype=float) @ V - shift
+    for rows in row_chunks(scored.size, m):
+        P[rows] = np.asarray(Z[scored[rows]], dtype=float) @ V - shift
     projected = V.T @ moment
-    centred = Y - y_mean
+    centred = Y[scored] - y_mean
+    in_fit = kept[scored]
     D = 1.0 / (eigenvalues[:, None] + np.asarray(alphas, dtype=float))  # m x n_alphas
     leverages = (1.0 / k if problem.fit_intercept else 0.0) + np.square(P) @ D
-    scores = np.empty((len(alphas), n))
+    scores = np.empty((len(alphas), scored.size))
     for row in range(len(alphas)):
         residuals = centred - P @ (D[:, row, None] * projected)
-        residuals[kept] /= (1.0 - leverages[kept, row])[:, None]
+        residuals[in_fit] /= (1.0 - leverages[in_fit, row])[:, None]
         scores[row] = np.sum(residuals**2, axis=1)
     return scores
 
@@ -242,7 +255,7 @@ def honest_scores(
     if not isinstance(problem.loss, SquaredLoss):
         return out_of_fold_errors(problem, kept, alphas)[:, rows].mean(axis=1)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        residuals = honest_residuals(problem, kept, alphas)[:, rows]
+        residuals = honest_residuals(problem, kept, alphas, counted)
     residuals = np.where(np.isnan(residuals), np.inf, residuals)
     return trimmed_mean(residuals, max(trim, MIN_TRIM))
 

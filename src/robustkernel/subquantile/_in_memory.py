@@ -61,6 +61,10 @@ Candidates = tuple[list[float], list[float | None]]
 SELECTION_ROWS = 2000
 """Above this many rows, alpha / gamma "auto" are chosen on a subsample of this many rows and
 alpha confirmed on every row (:meth:`InMemoryFit._fit_choosing_on_subsample`)."""
+SCORED_ROWS = 5000
+"""At most this many inliers, drawn once, count in the leave-one-out scores that confirm alpha
+and gamma on every row (the fit is on all inliers; a row's leave-one-out residual costs O(m^2)
+once the Gram matrix is factorized)."""
 MemoryCheck = Callable[[int], None]
 """``check(n_samples)``: refuse an exact fit whose n x n matrices do not fit in memory."""
 
@@ -345,8 +349,13 @@ class InMemoryFit:
         fit_subset = SubsetFit(self._subset_fitter(first), first)
         stage = self._refit_on_rows(first, feature_map, kept, alpha, gamma, False, fit_subset)
         kept = self._reflagged(stage)
+        counted = kept.copy()  # the rows every gamma's score counts: the same for all
+        inliers = np.flatnonzero(kept)
+        if inliers.size > SCORED_ROWS:
+            counted[:] = False
+            counted[rng.choice(inliers, SCORED_ROWS, replace=False)] = True
         problem, feature_map, alpha, gamma = self._confirmed(
-            kept, alphas, gammas, (first, feature_map, gamma)
+            kept, counted, alphas, gammas, (first, feature_map, gamma)
         )
         if problem is not first:  # another gamma or alpha: another system to factorize
             fit_subset = SubsetFit(self._subset_fitter(problem), problem)
@@ -361,12 +370,14 @@ class InMemoryFit:
     def _confirmed(
         self,
         kept: np.ndarray,
+        counted: np.ndarray,
         alphas: list[float],
         gammas: list[float | None],
         start: tuple[Problem | FeatureProblem, TransformerMixin | None, float | None],
     ) -> tuple[Problem | FeatureProblem, TransformerMixin | None, float, float | None]:
-        """The problem on every row at the gamma of least leave-one-out score on the rows
-        ``kept`` (over every alpha: one eigendecomposition per gamma), searched from the
+        """The problem on every row at the gamma of least leave-one-out score of the fit on
+        the rows ``kept``, counted on the rows ``counted`` (over every alpha: one
+        eigendecomposition per gamma), searched from the
         subsample's choice (``start``: its problem, feature map and gamma) to the neighbouring
         gammas of the grid while the score falls, up first (more rows support a less smooth
         model: the best width of kernel ridge shrinks as the rows grow); and its best alpha."""
@@ -375,7 +386,7 @@ class InMemoryFit:
             scores = np.zeros(1)
             if len(alphas) > 1:
                 scores = _hyperparameters.honest_scores(
-                    problem, kept, alphas, _hyperparameters.MIN_TRIM, kept
+                    problem, kept, alphas, _hyperparameters.MIN_TRIM, counted
                 )
             alpha = alphas[int(np.argmin(scores))]
             resolvable = resolvable_alpha(alpha, squared_norm(problem))
@@ -637,14 +648,20 @@ class InMemoryFit:
         self, problem: Problem | FeatureProblem, fit_subset: SubsetFit, result: SolverResult
     ) -> tuple[Problem | FeatureProblem, SolverResult]:
         """Refit on the unflagged rows until the flagged set repeats (a fixed point, or a cycle:
-        on 1442 digits two sets one row apart alternated for all ``MAX_ROUNDS`` rounds)."""
+        on 1442 digits two sets one row apart alternated for all ``MAX_ROUNDS`` rounds) or
+        moves by at most ``SETTLED_FRACTION`` of the rows."""
         n = problem.n_samples
         seen: set[bytes] = set()
+        previous = None
         for _ in range(_auto_epsilon.MAX_ROUNDS):
             flagged = self.task.outlier_flags(problem, result.evaluation)
-            if flagged.tobytes() in seen:
+            if flagged.tobytes() in seen or (
+                previous is not None
+                and np.sum(flagged != previous) <= _auto_epsilon.SETTLED_FRACTION * n
+            ):
                 break
             seen.add(flagged.tobytes())
+            previous = flagged
             epsilon = min(flagged.mean(), _auto_epsilon.MAX_EPSILON)
             problem = replace(problem, k=n_kept(n, epsilon))
             # From the fit without the flagged rows: from the current fit, rows it explains

@@ -29,6 +29,7 @@ from scipy.linalg import (
     cho_factor,
     cho_solve,
     cholesky,
+    eigh,
     solve,
     solve_triangular,
 )
@@ -322,15 +323,23 @@ class LbfgsSubsetFitter:
         self._top = self._top_eigenspace()
 
     def _top_eigenspace(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """Eigenvalues lambda and orthonormal eigenvectors Q = L^T U / lambda^(1/2) of L^T L
-        for the top eigenpairs (lambda, U) of K; None without a kernel matrix or when it has
-        too few rows to be worth it."""
-        n = self.problem.n_samples
+        """Eigenvalues lambda and orthonormal eigenvectors Q of the Gram operator in v for the
+        top eigenpairs: of Z^T Z for features (from the m x m Gram matrix, one pass over the
+        rows); of L^T L for the exact model, Q = L^T U / lambda^(1/2) from the top eigenpairs
+        (lambda, U) of K. None when the problem has too few rows or features to be worth it."""
+        problem = self.problem
+        if isinstance(problem, FeatureProblem):
+            if problem.n_samples <= 4 * PRECONDITIONED_DIRECTIONS:
+                return None
+            every_row = np.ones(problem.n_samples, dtype=bool)
+            empty = SubsetGram.empty(problem.n_samples, problem.n_coefficients, problem.n_outputs)
+            return gram_top_directions(empty.moved_to(every_row, problem.Z, problem.Y).gram)
+        n = problem.n_samples
         if self._chol is None or n <= 4 * PRECONDITIONED_DIRECTIONS:
             return None
         start = np.random.default_rng(0).uniform(0.5, 1.5, size=n)  # deterministic ARPACK
         eigenvalues, U = eigsh(
-            self.problem.K, k=PRECONDITIONED_DIRECTIONS, which="LA", tol=1e-3, v0=start
+            problem.K, k=PRECONDITIONED_DIRECTIONS, which="LA", tol=1e-3, v0=start
         )
         eigenvalues = np.maximum(eigenvalues, np.finfo(float).tiny)
         return eigenvalues, self._backward(U) / np.sqrt(eigenvalues)
@@ -386,6 +395,18 @@ class LbfgsSubsetFitter:
             fit_intercept=problem.fit_intercept, tol=tol, max_iter=self.max_iter, top=self._top,
         )
         return self._from_variable(v), b
+
+
+def gram_top_directions(gram: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The ``PRECONDITIONED_DIRECTIONS`` top eigenvalues and orthonormal eigenvectors of a
+    feature Gram matrix Z^T Z (m x m), for :func:`lbfgs_penalized`'s ``top``; None when m is
+    too small to be worth it. Feature classifiers, 2000 rows x 224 features, 3 classes: 69
+    objective evaluations per L-BFGS fit without, 8.6 s against 18.1 s for the whole fit."""
+    m = gram.shape[0]
+    if m <= 4 * PRECONDITIONED_DIRECTIONS:
+        return None
+    eigenvalues, Q = eigh(gram, subset_by_index=[m - PRECONDITIONED_DIRECTIONS, m - 1])
+    return np.maximum(eigenvalues, np.finfo(float).tiny), Q
 
 
 DataTerm = Callable[[np.ndarray, np.ndarray], tuple[float, np.ndarray, np.ndarray]]
