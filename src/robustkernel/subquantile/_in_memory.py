@@ -354,10 +354,13 @@ class InMemoryFit:
         if inliers.size > SCORED_ROWS:
             counted[:] = False
             counted[rng.choice(inliers, SCORED_ROWS, replace=False)] = True
-        problem, feature_map, alpha, gamma = self._confirmed(
-            kept, counted, alphas, gammas, (first, feature_map, gamma)
+        start = [first, feature_map, gamma, fit_subset]
+        del first, stage, fit_subset  # the confirmation frees them once it moves away
+        problem, feature_map, alpha, gamma, confirmed_fit = self._confirmed(
+            kept, counted, alphas, gammas, start
         )
-        if problem is not first:  # another gamma or alpha: another system to factorize
+        fit_subset = confirmed_fit  # the start's fitter where its problem was kept
+        if fit_subset is None:  # another gamma or alpha: another system to factorize
             fit_subset = SubsetFit(self._subset_fitter(problem), problem)
         stage = self._refit_on_rows(problem, feature_map, kept, alpha, gamma, True, fit_subset)
         reflagged = self._reflagged(stage)
@@ -373,16 +376,23 @@ class InMemoryFit:
         counted: np.ndarray,
         alphas: list[float],
         gammas: list[float | None],
-        start: tuple[Problem | FeatureProblem, TransformerMixin | None, float | None],
-    ) -> tuple[Problem | FeatureProblem, TransformerMixin | None, float, float | None]:
+        start: list[Any],
+    ) -> tuple[Problem | FeatureProblem, TransformerMixin | None, float, float | None, Any]:
         """The problem on every row at the gamma of least leave-one-out score of the fit on
         the rows ``kept``, counted on the rows ``counted`` (over every alpha: one
-        eigendecomposition per gamma), searched from the
-        subsample's choice (``start``: its problem, feature map and gamma) to the neighbouring
+        eigendecomposition per gamma), searched from the subsample's choice to the neighbouring
         gammas of the grid while the score falls, up first (more rows support a less smooth
-        model: the best width of kernel ridge shrinks as the rows grow); and its best alpha."""
+        model: the best width of kernel ridge shrinks as the rows grow); its best alpha; and
+        the start's subset fitter where the start's problem is the one returned, else None.
 
-        def scored(problem: Problem | FeatureProblem, feature_map: Any, gamma: Any) -> tuple:
+        ``start`` holds the start's problem, feature map, gamma and subset fitter; it is
+        emptied, so that at most two problems on every row are alive at once (the best and the
+        one scored: at 10^6 rows x 1000 float32 features, 4 GB each).
+        """
+
+        def scored(
+            problem: Problem | FeatureProblem, feature_map: Any, gamma: Any, fit: Any = None
+        ) -> tuple:
             scores = np.zeros(1)
             if len(alphas) > 1:
                 scores = _hyperparameters.honest_scores(
@@ -391,21 +401,24 @@ class InMemoryFit:
             alpha = alphas[int(np.argmin(scores))]
             resolvable = resolvable_alpha(alpha, squared_norm(problem))
             if resolvable != problem.alpha:  # else the same problem, its factorization reused
-                problem = replace(problem, alpha=resolvable)
-            return float(scores.min()), problem, feature_map, alpha, gamma
+                problem, fit = replace(problem, alpha=resolvable), None
+            return float(scores.min()), problem, feature_map, alpha, gamma, fit
 
+        start_gamma = start[2]
         best = scored(*start)
-        index = gammas.index(start[2])
+        start.clear()
+        index = gammas.index(start_gamma)
         for step in (1, -1):
             position = index + step
             while 0 <= position < len(gammas):
                 candidate = gammas[position]
-                problem, feature_map = self._build_problem(alphas[0], candidate, 0.0)
-                trial = scored(problem, feature_map, candidate)
+                trial = scored(*self._build_problem(alphas[0], candidate, 0.0), candidate)
                 if trial[0] >= best[0]:
+                    del trial  # before the next direction builds its problem
                     break
                 best, position = trial, position + step
-            if best[4] != start[2]:  # moved up: no need to look down
+                del trial
+            if best[4] != start_gamma:  # moved up: no need to look down
                 break
         return best[1:]
 
