@@ -62,13 +62,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import sklearn
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.datasets import load_diabetes, load_digits, make_moons
 from sklearn.kernel_approximation import Nystroem
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import HuberRegressor, LogisticRegression, RANSACRegressor, Ridge
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import LabelEncoder
 from sklearn.svm import SVC
 
 import robustkernel
@@ -199,6 +200,25 @@ def _digits(_: str | None) -> tuple[np.ndarray, np.ndarray]:
     return X[rows].astype(float), y[rows]
 
 
+def _satimage(data_home: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """Landsat satellite image (satimage): a fixed random sample of 1000 of its 6435 rows
+    (seed 0), 36 features, 6 classes.
+
+    Parameters
+    ----------
+    data_home : str or None
+        Folder of the CSV files.
+
+    Returns
+    -------
+    X, y : ndarray
+        Features and labels.
+    """
+    X, y = _paper_dataset("satimage", data_home)
+    rows = np.sort(np.random.default_rng(0).permutation(X.shape[0])[:1000])
+    return X[rows], y[rows]
+
+
 def _moons(_: str | None) -> tuple[np.ndarray, np.ndarray]:
     """Two interleaved half moons (noise 0.25) plus three N(0, 1) noise features: 600 x 5.
 
@@ -229,8 +249,12 @@ CLASSIFICATION_DATA: dict[str, Dataset] = {
         partial(_paper_dataset, "breast_cancer"), "Breast cancer, 569 x 30, 2 classes"
     ),
     "digits": Dataset(_digits, "scikit-learn digits, seeded sample 600 x 64, 10 classes"),
+    "glass": Dataset(
+        partial(_paper_dataset, "glass"), "Glass identification, 214 x 9, 6 classes (9-76 rows)"
+    ),
     "heart": Dataset(partial(_paper_dataset, "heart"), "Heart disease, 303 x 13, 2 classes"),
     "moons": Dataset(_moons, "two moons (noise 0.25) + 3 noise features, 600 x 5, 2 classes"),
+    "satimage": Dataset(_satimage, "Landsat satimage, seeded sample 1000 x 36, 6 classes"),
 }
 DATA = {REGRESSION: REGRESSION_DATA, CLASSIFICATION: CLASSIFICATION_DATA}
 
@@ -770,7 +794,7 @@ def ransac_nystroem(context: Context) -> Pipeline:
     return Pipeline([("features", _nystroem(context)), ("ransac", ransac)])
 
 
-def cleanlab_svc(context: Context) -> Any:
+def cleanlab_svc(context: Context, svc: SVC | None = None) -> Any:
     """cleanlab's CleanLearning around SVC(rbf, probability=True), defaults otherwise.
 
     Its label-issue search runs in this process (``n_jobs=1``): its own multiprocessing pool
@@ -781,18 +805,76 @@ def cleanlab_svc(context: Context) -> Any:
     ----------
     context : Context
         The run.
+    svc : SVC or None
+        The classifier to wrap (with probability=True); SVC's defaults where None.
 
     Returns
     -------
-    learner : cleanlab.classification.CleanLearning
-        Unfitted.
+    learner : EncodedLabels
+        cleanlab.classification.CleanLearning on labels encoded 0, ..., K - 1; unfitted.
     """
     from cleanlab.classification import CleanLearning
 
-    svc = SVC(kernel="rbf", probability=True, random_state=context.seed)
-    return CleanLearning(
-        svc, seed=context.seed, verbose=False, find_label_issues_kwargs={"n_jobs": 1}
+    if svc is None:
+        svc = SVC(kernel="rbf", probability=True, random_state=context.seed)
+    return EncodedLabels(
+        CleanLearning(
+            svc, seed=context.seed, verbose=False, find_label_issues_kwargs={"n_jobs": 1}
+        )
     )
+
+
+class EncodedLabels(ClassifierMixin, BaseEstimator):
+    """A classifier fitted on the labels encoded as 0, ..., K - 1 (LabelEncoder), predicting
+    the original labels: cleanlab requires such labels (glass and satimage have 1-7 with gaps),
+    and its users encode them so.
+
+    Parameters
+    ----------
+    estimator : classifier
+        Fitted on the encoded labels.
+    """
+
+    def __init__(self, estimator: Any) -> None:
+        self.estimator = estimator
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> EncodedLabels:
+        """Encode y, fit the estimator on the codes."""
+        self.encoder_ = LabelEncoder().fit(y)
+        self.classes_ = self.encoder_.classes_
+        self.estimator_ = self.estimator.fit(X, self.encoder_.transform(y))
+        return self
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """The estimator's predictions, decoded."""
+        return self.encoder_.inverse_transform(np.asarray(self.estimator_.predict(X), dtype=int))
+
+
+class TunedCleanLearning(ClassifierMixin, BaseEstimator):
+    """cleanlab's CleanLearning around the SVC that :func:`svc_cv` tunes on the given (noisy)
+    rows: the grid search first, then CleanLearning(SVC(best C and gamma, probability=True)).
+
+    Parameters
+    ----------
+    seed : int
+        The run's seed (folds, SVC's probability calibration, cleanlab).
+    """
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> TunedCleanLearning:
+        """Tune SVC by the grid search, then fit CleanLearning around the tuned SVC."""
+        context = Context(0.0, X.shape[0], X.shape[1], self.seed)  # eps: neither uses it
+        search = svc_cv(context).fit(X, y)
+        svc = SVC(kernel="rbf", probability=True, random_state=self.seed, **search.best_params_)
+        self.learner_ = cleanlab_svc(context, svc).fit(X, y)
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """The labels predicted by the fitted CleanLearning."""
+        return self.learner_.predict(X)
 
 
 REGRESSION_METHODS: dict[str, Method] = {
@@ -884,6 +966,11 @@ CLASSIFICATION_METHODS: dict[str, Method] = {
     "cleanlab": Method(
         cleanlab_svc,
         "cleanlab CleanLearning(SVC(rbf, probability=True)), defaults",
+        unavailable=partial(_missing_module, "cleanlab"),
+    ),
+    "cleanlab_tuned": Method(
+        lambda c: TunedCleanLearning(c.seed),
+        "cleanlab CleanLearning around the SVC that svc_cv tunes on the noisy rows",
         unavailable=partial(_missing_module, "cleanlab"),
     ),
 }
