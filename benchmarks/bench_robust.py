@@ -983,6 +983,32 @@ METRIC_NAMES = {REGRESSION: "rmse", CLASSIFICATION: "accuracy"}
 # One run.
 
 
+def flagged_rows(model: Any) -> np.ndarray | None:
+    """The training rows a fitted model reports as suspect, or None for a method that does not.
+
+    SubQ estimators: the rows outside ``inlier_mask_``; cleanlab (wrapped in
+    :class:`EncodedLabels`, alone or inside :class:`TunedCleanLearning`): the rows of its
+    ``label_issues_df`` marked ``is_label_issue``.
+
+    Parameters
+    ----------
+    model : estimator
+        Fitted.
+
+    Returns
+    -------
+    flagged : ndarray of bool or None
+        One entry per training row.
+    """
+    if isinstance(model, TunedCleanLearning):
+        model = model.learner_
+    if isinstance(model, EncodedLabels):
+        issues = getattr(model.estimator_, "label_issues_df", None)
+        return None if issues is None else issues["is_label_issue"].to_numpy(dtype=bool)
+    mask = getattr(model, "inlier_mask_", None)
+    return None if mask is None else ~np.asarray(mask, dtype=bool)
+
+
 def run_one(key: dict[str, Any], *, data_home: str | None, max_rows: int | None) -> dict:
     """Fit one method on one seed's contaminated training rows; score it on the test rows.
 
@@ -1000,7 +1026,9 @@ def run_one(key: dict[str, Any], *, data_home: str | None, max_rows: int | None)
     -------
     row : dict
         metric (test RMSE or accuracy; NaN if the fit raised), seconds (fit wall time),
-        cpu_seconds (process CPU time of the whole run), n_train, n_corrupted, error.
+        cpu_seconds (process CPU time of the whole run), n_train, n_corrupted, error, and
+        flag_precision / flag_recall: of the rows the method flags (:func:`flagged_rows`)
+        against the corrupted ones (NaN for a method that flags none by design).
     """
     cpu_start = time.process_time()
     task = key["task"]
@@ -1011,6 +1039,7 @@ def run_one(key: dict[str, Any], *, data_home: str | None, max_rows: int | None)
         X_fit, y_fit = X_fit[~split.corrupted], y_fit[~split.corrupted]
     context = Context(key["eps"], X_fit.shape[0], X_fit.shape[1], key["seed"])
     metric, seconds, error = float("nan"), float("nan"), ""
+    precision, recall = float("nan"), float("nan")
     try:
         if key["method"] == ORACLE:
             model = ORACLES[task](context)
@@ -1028,6 +1057,11 @@ def run_one(key: dict[str, Any], *, data_home: str | None, max_rows: int | None)
             metric = float(np.mean(predicted == split.y_test))
         if not np.isfinite(metric):
             error = "non-finite prediction"
+        flagged = flagged_rows(model) if key["method"] != ORACLE else None
+        if flagged is not None and flagged.shape == split.corrupted.shape:
+            hits = int(np.sum(flagged & split.corrupted))
+            precision = hits / flagged.sum() if flagged.any() else float("nan")
+            recall = hits / split.corrupted.sum() if split.corrupted.any() else float("nan")
     except Exception as failure:  # a method that fails is a result, not a crash
         error = f"{type(failure).__name__}: {str(failure).splitlines()[0] if str(failure) else ''}"
     return {
@@ -1037,6 +1071,8 @@ def run_one(key: dict[str, Any], *, data_home: str | None, max_rows: int | None)
         "n_train": int(X_fit.shape[0]),
         "n_corrupted": int(split.corrupted.sum()),
         "error": error,
+        "flag_precision": float(precision),
+        "flag_recall": float(recall),
     }
 
 
@@ -1337,10 +1373,32 @@ def summary_table(
                 f"median {label}": None if values is None else _round(values.median()),
                 f"worst {label}": None if values is None else _round(values.max()),
                 "median fit s": _round(mine["seconds"].median(), 2),
+                "median flag precision / recall": _flag_summary(mine),
                 "failed runs": int(mine["error"].fillna("").ne("").sum()),
             }
         )
     return pd.DataFrame(rows)
+
+
+def _flag_summary(runs: pd.DataFrame) -> str:
+    """"precision / recall" medians of the flagged rows against the corrupted ones over
+    ``runs`` (runs cached before the columns existed count as missing), or "" for a method
+    that flags no rows.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        One method's runs.
+
+    Returns
+    -------
+    summary : str
+        The two medians, or "".
+    """
+    if "flag_recall" not in runs or runs["flag_recall"].isna().all():
+        return ""
+    precision = runs["flag_precision"].median()
+    return f"{precision:.2f} / {runs['flag_recall'].median():.2f}"
 
 
 def _round(value: float, digits: int = 3) -> float | str:
@@ -1684,7 +1742,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     csv.parent.mkdir(parents=True, exist_ok=True)
     columns = [
         "task", "data", "attack", "eps", "seed", "method", "metric", "oracle", "relative",
-        "seconds", "cpu_seconds", "n_train", "n_corrupted", "error",
+        "seconds", "cpu_seconds", "n_train", "n_corrupted", "error", "flag_precision",
+        "flag_recall",
     ]  # fmt: skip
     atomic_write(csv, runs_frame.reindex(columns=columns).to_csv(index=False))
 
