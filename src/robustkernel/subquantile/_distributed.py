@@ -105,7 +105,7 @@ def distributed_fit(
     else:
         # the top eigenvectors of Z^T Z over every row precondition L-BFGS (one more pass)
         m = data.m
-        gram = _RidgeFitter(data, alpha, False).design(data.every_row())[: m * m]
+        gram = data.design(data.every_row())[: m * m]
         top = gram_top_directions(gram.reshape(m, m))
         rough = _lbfgs_fitter(data, alpha, settings.fit_intercept, ROUGH_TOL, top)
         w, b = rough(data.every_row(), np.zeros((data.m, data.C)), np.zeros(data.C))
@@ -271,6 +271,16 @@ class _ChunkedData:
         )
         return parts.sum(axis=0).compute()
 
+    def design(self, mask: Any) -> np.ndarray:
+        """The kept rows' Z^T Z (raveled), Z^T 1 and count, in one vector: one pass."""
+        m = self.m
+
+        def per_chunk(Z: np.ndarray, Y: np.ndarray, kept: np.ndarray) -> np.ndarray:
+            Zs = Z[kept]
+            return np.concatenate([(Zs.T @ Zs).ravel(), Zs.sum(axis=0), [kept.sum()]])
+
+        return self.sums(per_chunk, mask, m * m + m + 1)
+
 
 def _resolved_settings(
     settings: FitSettings, X: Any, y: Any, sample_fit: Callable[..., Any]
@@ -356,8 +366,7 @@ def _landmark_feature_map(settings: FitSettings, X: Any, gamma: float | None) ->
 
 
 class _RidgeFitter:
-    """fit(mask) -> (theta (m, C), b (C,)): the ridge on the kept rows, one pass for the sums;
-    ``design(mask)``: the kept rows' Z^T Z, Z^T 1 and count (for the leverages)."""
+    """fit(mask) -> (theta (m, C), b (C,)): the ridge on the kept rows, one pass for the sums."""
 
     def __init__(self, data: _ChunkedData, alpha: float, fit_intercept: bool) -> None:
         self.data, self.alpha, self.fit_intercept = data, alpha, fit_intercept
@@ -376,15 +385,6 @@ class _RidgeFitter:
         gram, zy = s[: m * m].reshape(m, m), s[m * m : m * m + m * C].reshape(m, C)
         ones, y_total = s[m * m + m * C : -1 - C], s[-1 - C : -1]
         return ridge_from_sums(gram, zy, ones, y_total, s[-1], self.alpha, self.fit_intercept)
-
-    def design(self, mask: Any) -> np.ndarray:
-        m = self.data.m
-
-        def per_chunk(Z: np.ndarray, Y: np.ndarray, kept: np.ndarray) -> np.ndarray:
-            Zs = Z[kept]
-            return np.concatenate([(Zs.T @ Zs).ravel(), Zs.sum(axis=0), [kept.sum()]])
-
-        return self.data.sums(per_chunk, mask, m * m + m + 1)
 
 
 def _lbfgs_fitter(
@@ -549,7 +549,7 @@ def _reject_implausible(
     cutoff = chi2.ppf(_auto_epsilon.REJECTION_LEVEL, df=data.C)
 
     def implausible(mask: Any, state: SolverResult) -> Any:
-        factors = _variance_factors(data, fit, mask, alpha, fit_intercept)
+        factors = _variance_factors(data, mask, alpha, fit_intercept)
         studentized = da.map_blocks(
             _scaled_losses, state.evaluation.losses, factors, dtype=float
         )
@@ -584,13 +584,11 @@ def _scaled_losses(losses: np.ndarray, factors: np.ndarray) -> np.ndarray:
         return losses * factors
 
 
-def _variance_factors(
-    data: _ChunkedData, fit: _RidgeFitter, kept: Any, alpha: float, fit_intercept: bool
-) -> Any:
+def _variance_factors(data: _ChunkedData, kept: Any, alpha: float, fit_intercept: bool) -> Any:
     """1 / (1 - q_i) for kept rows, 1 / (1 + q_i) for the others, q_i = x_i^T A^-1 x_i with
     x_i = (1, z_i) and A the kept rows' ridge matrix (``_auto_epsilon``'s feature version)."""
     m = data.m
-    s = fit.design(kept)
+    s = data.design(kept)
     A = np.zeros((m + 1, m + 1))
     A[1:, 1:] = s[: m * m].reshape(m, m) + alpha * np.eye(m)
     A[0, 1:] = A[1:, 0] = s[m * m : m * m + m]

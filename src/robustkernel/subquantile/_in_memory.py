@@ -417,7 +417,6 @@ class InMemoryFit:
                     del trial  # before the next direction builds its problem
                     break
                 best, position = trial, position + step
-                del trial
             if best[4] != start_gamma:  # moved up: no need to look down
                 break
         return best[1:]
