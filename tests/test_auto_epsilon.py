@@ -222,9 +222,9 @@ def test_epsilon_rounds_stop_once_the_flagged_rows_settle(monkeypatch, step, rou
         calls.append(1)
         return flagged
 
-    task = replace(SubquantileKernelClassifier._task, outlier_flags=creeping_flags)
-    monkeypatch.setattr(SubquantileKernelClassifier, "_task", task)
+    task = replace(SubquantileKernelRegressor._task, outlier_flags=creeping_flags)
+    monkeypatch.setattr(SubquantileKernelRegressor, "_task", task)
     X = np.random.default_rng(0).normal(size=(200, 2))
-    y = (X[:, 0] > 0).astype(int)
-    SubquantileKernelClassifier(alpha=0.1, gamma=0.5, refine=None).fit(X, y)
+    y = np.sin(X[:, 0])
+    SubquantileKernelRegressor(kernel="rbf", alpha=0.1, gamma=0.5, refine=None).fit(X, y)
     assert len(calls) == rounds

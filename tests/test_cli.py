@@ -399,3 +399,49 @@ def test_a_table_beyond_4000_rows_is_fitted_on_features_with_rbf(tmp_path, capsy
     report = (out / "report.md").read_text()
     assert "317 Nystroem features (chosen for the rows)" in report
     assert pd.read_csv(out / "outliers.csv")["flagged"].to_numpy()[:100].all()
+
+
+def test_known_outliers_column_gives_precision_and_recall_and_is_no_feature(
+    tmp_path, classification_csv, capsys
+):
+    """A 0/1 column marking the flipped rows: left out of the features (the model sees three),
+    and the report's counts, precision and recall equal those computed from outliers.csv."""
+    frame = pd.read_csv(classification_csv)
+    frame["audited"] = (np.arange(N_ROWS) < N_CORRUPTED).astype(int)
+    csv = _write(tmp_path, "audited.csv", frame)
+    out = tmp_path / "fit"
+    argv = ["fit", csv, "--target", "label", "--task", "classification", "--out", str(out)]
+    code, _, _ = run([*argv, "--known-outliers", "audited", "--quiet"], capsys)
+    assert code == 0
+    assert load_model(out / "model.skops")[-1].n_features_in_ == 3
+    flagged = pd.read_csv(out / "outliers.csv")["flagged"].to_numpy()
+    known = np.arange(N_ROWS) < N_CORRUPTED
+    hits = int(np.sum(flagged & known))
+    report = (out / "report.md").read_text()
+    section = report.split("## Flags against the known outliers")[1]
+    assert f"| rows known to be wrong | {N_CORRUPTED} |" in section
+    assert f"| rows flagged | {int(flagged.sum())} |" in section
+    assert f"| flagged and known | {hits} |" in section
+    assert f"| precision (flagged rows that are known) | {hits / flagged.sum():.4g} |" in section
+    assert f"| recall (known rows that are flagged) | {hits / N_CORRUPTED:.4g} |" in section
+    assert hits >= N_CORRUPTED - 1  # the flipped rows sit deep inside the other class
+
+
+@pytest.mark.parametrize(
+    ("values", "extra", "message"),
+    [
+        (["maybe"] * N_ROWS, [], "must hold 0 / 1 or true / false, got 'maybe'"),
+        ([2] * N_ROWS, [], "must hold 0 / 1 or true / false, got 2"),
+        ([0] * N_ROWS, ["--known-outliers", "nope"], "column 'nope' not found"),
+        ([0] * N_ROWS, ["--known-outliers", "label"], "another column than --target"),
+    ],
+)
+def test_bad_known_outliers_column_exits_2(tmp_path, capsys, values, extra, message):
+    frame = _features()
+    frame["label"] = np.where(frame["a"] > 0, "yes", "no")
+    frame["audited"] = values
+    csv = _write(tmp_path, "bad.csv", frame)
+    out = tmp_path / "fit"
+    argv = ["fit", csv, "--target", "label", "--task", "classification", "--out", str(out)]
+    code, _, stderr = run([*argv, *(extra or ["--known-outliers", "audited"])], capsys)
+    assert code == 2 and message in stderr and not out.exists()

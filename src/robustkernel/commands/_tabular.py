@@ -156,13 +156,15 @@ def training_table(
     classification: bool = False,
     drop_na: bool = False,
     min_rows: int = MIN_TRAINING_ROWS,
+    exclude: tuple[str, ...] = (),
 ) -> Table:
-    """Split ``frame`` into numeric features and the target column ``target``, validated."""
+    """Split ``frame`` into numeric features and the target column ``target``, validated; the
+    columns ``exclude`` are left out of the features (they stay in ``original``)."""
     if target not in frame.columns:
         raise DataError(
             f"target column {target!r} not found; columns are {', '.join(map(str, frame.columns))}"
         )
-    features = [column for column in frame.columns if column != target]
+    features = [column for column in frame.columns if column != target and column not in exclude]
     if not features:
         raise DataError("the table has no feature column besides the target")
     frame, n_dropped = _missing_values(frame, drop_na)
@@ -175,6 +177,26 @@ def training_table(
         check_class_counts(y.value_counts(), target)
     X = _numeric(frame[features], "feature column")
     return Table(X=X, y=y, rows=frame.index.to_numpy(), original=frame, n_dropped=n_dropped)
+
+
+def known_outliers(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """The column ``column`` of ``frame`` as a boolean mask of rows known to be wrong: 0 / 1,
+    true / false (any case) or booleans; anything else raises :class:`DataError`."""
+    if column not in frame.columns:
+        raise DataError(
+            f"--known-outliers column {column!r} not found; columns are "
+            f"{', '.join(map(str, frame.columns))}"
+        )
+    values = frame[column]
+    text = values.astype(str).str.strip().str.lower()
+    truth = text.isin(["1", "1.0", "true"])
+    if not (truth | text.isin(["0", "0.0", "false"])).all():
+        example = values[~(truth | text.isin(["0", "0.0", "false"]))].iloc[0]
+        example = example.item() if isinstance(example, np.generic) else example
+        raise DataError(
+            f"--known-outliers column {column!r} must hold 0 / 1 or true / false, got {example!r}"
+        )
+    return truth.to_numpy()
 
 
 def check_class_counts(counts: pd.Series, target: str) -> None:

@@ -17,10 +17,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.base import is_classifier
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import RobustScaler
 
 from .._kernel_model.kernels import KERNELS
+from ..corruption import outlier_precision_recall
 from ..persistence import save_model, skops_available
 from ..subquantile import SubquantileKernelClassifier, SubquantileKernelRegressor
 from ..subquantile._base import SOLVERS
@@ -29,7 +31,7 @@ from . import _fit_report as report
 from ._common import atomic_folder, guarded, prediction_frame, progress
 from ._csv_output import write_csv
 from ._parquet_fit import dask_client, fit_parquet, is_parquet
-from ._tabular import DataError, Table, read_csv, training_table
+from ._tabular import DataError, Table, known_outliers, read_csv, training_table
 
 PROG = "robustkernel fit"
 SKOPS_MODEL_FILE = "model.skops"
@@ -195,10 +197,36 @@ def _flags_explained(subq: Any) -> str:
             "cutoff on studentized leave-one-out residuals (the excess of their tail over the "
             "normal's); the threshold is the largest kept loss."
         )
+    if is_classifier(subq) and subq.epsilon == "auto" and subq.hyperparameter_scores_ is not None:
+        return (
+            "Each row's training loss under the final fit. The flagged rows are those whose "
+            "label the data contradict (confident learning): out-of-fold class probabilities, "
+            "a threshold per class (its rows' mean probability of their own label), and for "
+            "each pair of classes as many rows as its estimated share of flipped labels; the "
+            "flags stand only where they lower the out-of-fold error against the given labels."
+        )
     return (
         "Each row's training loss under the final fit; rows above the threshold were trimmed "
         "(flagged), as were kept rows whose loss is implausible under the fit (a studentized "
         "residual beyond 5 sigma, or a label probability below 0.2)."
+    )
+
+
+def known_outlier_section(column: str, known: np.ndarray, subq: Any) -> str:
+    """The report's comparison of the flagged rows with the rows ``known`` (the column
+    ``column``) to be wrong: counts, precision and recall."""
+    flagged = ~subq.inlier_mask_
+    precision, recall = outlier_precision_recall(subq.inlier_mask_, np.flatnonzero(known))
+    values = {
+        "rows known to be wrong": int(known.sum()),
+        "rows flagged": int(flagged.sum()),
+        "flagged and known": int(np.sum(flagged & known)),
+        "precision (flagged rows that are known)": float(precision),
+        "recall (known rows that are flagged)": float(recall),
+    }
+    return (
+        f"The column {column!r} marks the rows known to be wrong; it is not a feature.\n\n"
+        + report.key_value_table(values)
     )
 
 
@@ -227,6 +255,10 @@ def _report(
             + report.markdown_table(outlier_table(table, model).iloc[most_suspect].round(4))
         ),
     }
+    if args.known_outliers is not None:
+        sections["Flags against the known outliers"] = known_outlier_section(
+            args.known_outliers, known_outliers(table.original, args.known_outliers), subq
+        )
     if args.task == "regression":
         report.plot_predicted_vs_observed(
             table.y.to_numpy(), model.predict(table.X), ~subq.inlier_mask_, folder / "fit.png"
@@ -241,6 +273,8 @@ def _run(args: argparse.Namespace) -> int:
     parquet = is_parquet(args.data)
     if args.scheduler is not None and not parquet:
         raise DataError("--scheduler fits a Parquet table on a Dask cluster; DATA is not one")
+    if args.known_outliers is not None and parquet:
+        raise DataError("--known-outliers works on CSV tables; DATA is Parquet")
     with progress(4, "fit", args.quiet) as bar, atomic_folder(args.out) as folder:
         model_name = model_file()
         if parquet:
@@ -260,11 +294,19 @@ def _run(args: argparse.Namespace) -> int:
 
 def _fit_csv(args: argparse.Namespace, folder: Path, bar: Any, model_name: str) -> Pipeline:
     bar.set_postfix_str("reading")
+    frame = read_csv(args.data)
+    exclude: tuple[str, ...] = ()
+    if args.known_outliers is not None:
+        if args.known_outliers == args.target:
+            raise DataError("--known-outliers must name another column than --target")
+        known_outliers(frame, args.known_outliers)  # a clear error before the fit
+        exclude = (args.known_outliers,)
     table = training_table(
-        read_csv(args.data),
+        frame,
         args.target,
         classification=args.task == "classification",
         drop_na=args.drop_na,
+        exclude=exclude,
     )
     bar.update()
     bar.set_postfix_str("fitting")
@@ -353,6 +395,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="Dask scheduler (tcp://HOST:8786) to fit a Parquet table on (default: local threads)",
     )
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder (new)")
+    parser.add_argument(
+        "--known-outliers",
+        default=None,
+        metavar="COLUMN",
+        help=(
+            "a column of 0 / 1 (or true / false) marking rows known to be wrong, e.g. labels "
+            "found flipped in an audit: not a feature; the report gives the precision and "
+            "recall of the flagged rows against it (CSV tables)"
+        ),
+    )
     parser.add_argument("--drop-na", action="store_true", help="drop rows with missing values")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or messages")
     parser.set_defaults(handler=guarded(PROG, _run))

@@ -427,12 +427,16 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
     epsilon : float or "auto", default="auto"
         Assumed fraction of corrupted training rows, in [0, 0.5). The objective keeps the
         k = ceil((1 - epsilon) n) rows with the smallest loss; epsilon=0 is the ordinary fit.
-        "auto" estimates it (``epsilon_``): fit keeping 60% of the rows (classification: 80%,
-        trimming at most half the share of the smallest class), flag the rows whose loss is
-        implausible under that fit (regression: studentized abs(residual) > 3 sigma with a
-        truncation-corrected robust scale; classification: observed label given probability
-        below 0.2 out of fold, by the model fitted on the kept rows of the other two of three
-        folds), refit without them, and repeat until the flagged set is stable.
+        "auto" finds the rows whose label the data contradict by confident learning [4]_ and
+        fits the model without them (``epsilon_`` is their share): every row gets class
+        probabilities out of fold (stratified 3-fold; the fold models fitted on the other
+        folds); each class j gets a threshold t_j, the mean probability of j over the rows
+        labelled j; a row is confidently in class j when p_j >= t_j, which estimates the share
+        of the rows labelled i that belong to j; for each pair (i, j) that many rows labelled
+        i, those of largest p_j - p_i, are flagged. The fold models are then fitted without the
+        flagged rows and the rows flagged again, until the flags repeat (at most 3 rounds).
+        Each class keeps at least half of its rows, and at most 49% of the rows are flagged. The
+        solver is not used: the model is fitted once on the rows kept.
     alpha : float or "auto", default="auto"
         Ridge penalty on the RKHS norm, alpha * ||f||_H^2 (the convention of sklearn's
         KernelRidge: the loss is summed, not averaged, over the kept rows). "auto": chosen on
@@ -457,10 +461,12 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         "precomputed", callables) choose alpha only. Chosen values in ``alpha_`` and
         ``gamma_``, every score in ``hyperparameter_scores_``. Classifier: gammas 1/4, 1 and 4
         times 1 / (n_features sigma^2) (scikit-learn's gamma="scale" with the robust variance)
-        and alphas 0.01, 0.1, 1; for each gamma a trimmed fit at alpha = 1 gives S, and each
-        pair is scored by stratified 3-fold cross-validation whose models are fitted on the
-        rows of S in the other folds, by the misclassification rate of all rows against their
-        given labels (ties: the smaller alpha); selection runs once, at the starting trim.
+        and alphas 0.01, 0.1, 1, each pair scored by its stratified 3-fold out-of-fold error
+        against the given labels (ties: the smaller alpha). With epsilon="auto" the pair of
+        least error on every row gives the probabilities that flag rows (see ``epsilon``), and
+        the pair is chosen again with the flagged rows out of the fold fits and of the score;
+        with a given epsilon, for each gamma a trimmed fit at alpha = 1 gives S, the fold
+        models are fitted on the rows of S in the other folds, and the error counts every row.
         Not available with ``device`` (give alpha and gamma).
     degree, coef0 : float, default=3, 1
         Parameters of the polynomial and sigmoid kernels.
@@ -639,11 +645,10 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
     trimmed squares (C-steps [3]_) with exact refits, the papers' solvers are "gd",
     "momentum" and "nesterov".
 
-    With the defaults the fit configures itself on the training rows: epsilon by the LTS
-    reweighting step [3]_ (regression: a three-sigma rule on studentized residuals;
-    classification: out-of-fold label probabilities below 0.2), alpha and gamma by honest
-    (leave-one-out or out-of-fold) scores of the trimmed fits, and refine="reject" drops kept
-    rows that the final fit finds implausible. No clean validation rows are needed.
+    With the defaults the fit configures itself on the training rows: the flipped labels by
+    confident learning on out-of-fold probabilities [4]_, alpha and gamma by out-of-fold errors
+    against the given labels, chosen again without the flagged rows. No clean validation rows
+    are needed.
 
     ``predict_proba`` is fitted to the kept rows, so its probabilities describe the clean
     labels, not the flipped ones: with 20% of the training labels flipped, the expected
@@ -663,6 +668,10 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
     .. [3] P. J. Rousseeuw and K. Van Driessen, "Computing LTS Regression for Large Data Sets",
        Data Mining and Knowledge Discovery 12, 29-45, 2006 (the random elemental starts of
        ``n_init`` and the reweighting step behind epsilon="auto").
+    .. [4] C. G. Northcutt, L. Jiang and I. L. Chuang, "Confident Learning: Estimating
+       Uncertainty in Dataset Labels", Journal of Artificial Intelligence Research 70,
+       1373-1411, 2021 (the class thresholds, the confident joint and the pruning by the noise
+       rate of each pair of classes behind epsilon="auto").
 
     Examples
     --------

@@ -42,10 +42,17 @@ from .._kernel_model.kernels import (
     kernel_params,
     non_finite_error,
 )
-from .._kernel_model.losses import LinkSquaredLoss, SquaredLoss, power_of_two_below
+from .._kernel_model.losses import (
+    LinkSquaredLoss,
+    SquaredLoss,
+    class_indices,
+    power_of_two_below,
+    predicted_classes,
+)
 from .._memory import row_chunks
-from . import _auto_epsilon, _hyperparameters
+from . import _auto_epsilon, _hyperparameters, _label_noise
 from ._features import fit_feature_map, predict_in_chunks, transform_in_chunks
+from ._folds import out_of_fold_outputs
 from ._high_breakdown import high_breakdown_start, smallest
 from ._objective import ClassFloors, FeatureProblem, Problem, subquantile
 from ._refine import BIWEIGHT_C, Refinement, biweight_refinement, drop_implausible
@@ -89,6 +96,18 @@ class Stage:
         if self.refinement is not None:
             return self.refinement.weights > 0
         return self.result.evaluation.mask
+
+
+@dataclass(frozen=True)
+class OutOfFoldChoice:
+    """The classifier's (gamma, alpha) of least out-of-fold error, its out-of-fold outputs
+    (n, n_outputs) and the errors of every pair (n_gammas, n_alphas)."""
+
+    error: float
+    alpha: float
+    gamma: float | None
+    outputs: np.ndarray
+    scores: np.ndarray
 
 
 class InMemoryFit:
@@ -145,6 +164,8 @@ class InMemoryFit:
         choices = len(alphas) * len(gammas)
         if choices > 1 and self._chooses_on_subsample():
             return self._result(self._fit_choosing_on_subsample(candidates))
+        if self.settings.is_auto("epsilon") and self.task.classifier:
+            return self._result(self._fit_label_noise(candidates))
         if self.settings.is_auto("epsilon") and self.task.reselects and choices > 1:
             # alpha and gamma chosen at the starting trim first estimate epsilon; then they
             # are chosen again, and the model fitted, at that estimate (a 40% trim chooses for
@@ -369,6 +390,75 @@ class InMemoryFit:
                 problem, feature_map, reflagged, alpha, gamma, True, fit_subset
             )
         return replace(stage, scores=scores)
+
+    def _fit_label_noise(self, candidates: Candidates) -> Stage:
+        """Classifier, epsilon, alpha and gamma "auto": confident learning, then the model.
+
+        1. Every (gamma, alpha) is scored by its out-of-fold error against the given labels
+           (:meth:`_out_of_fold_choice`), its fold models fitted on every row of the other
+           folds.
+        2. The best pair's out-of-fold probabilities flag the rows whose label the data
+           contradict (:func:`._label_noise.label_issues`; each class keeps at least half of
+           its rows, and at most ``MAX_EPSILON`` of the rows are flagged).
+        3. The pair's fold models are fitted again without the flagged rows, and their
+           out-of-fold probabilities flag again; until the flags repeat, at most
+           ``_label_noise.ROUNDS`` times (a model fitted on cleaner rows contradicts the
+           flipped labels more clearly).
+        4. alpha and gamma are chosen again with the flagged rows out of the fold fits and of
+           the score, and the model is fitted once on the unflagged rows.
+        """
+        n = self.X.shape[0]
+        labels = class_indices(self.Y)
+        weights = np.ones(n) if self.sample_weight is None else self.sample_weight
+        floors = ClassFloors.half_of_each_class(self.Y, self.sample_weight)
+        every_row = np.ones(n, dtype=bool)
+        first = self._out_of_fold_choice(candidates, every_row, labels, weights)
+        outputs, kept, chosen = first.outputs, every_row, None
+        for round_ in range(_label_noise.ROUNDS):
+            if round_:
+                if chosen is None:
+                    chosen = self._build_problem(first.alpha, first.gamma, 0.0)[0]
+                outputs = out_of_fold_outputs(chosen, kept, [first.alpha], _label_noise.FOLDS)[0]
+            P = _label_noise.probabilities(outputs)
+            given = P[np.arange(n), labels]
+            flagged = _label_noise.label_issues(P, labels, weights)
+            flagged = floors.protect(every_row, flagged, -given)
+            if weights @ flagged > _auto_epsilon.MAX_EPSILON * weights.sum():
+                flagged = ~smallest(-given, n_kept(n, _auto_epsilon.MAX_EPSILON))
+            if np.array_equal(~flagged, kept):
+                break
+            kept = ~flagged
+        del chosen
+        best = self._out_of_fold_choice(candidates, kept, labels, weights)
+        epsilon = float(weights @ ~kept / weights.sum())
+        problem, feature_map = self._build_problem(best.alpha, best.gamma, epsilon)
+        stage = self._refit_on_rows(
+            problem, feature_map, kept, best.alpha, best.gamma, refine=False
+        )
+        return replace(stage, scores=best.scores if best.scores.size > 1 else None)
+
+    def _out_of_fold_choice(
+        self, candidates: Candidates, kept: np.ndarray, labels: np.ndarray, weights: np.ndarray
+    ) -> OutOfFoldChoice:
+        """The (gamma, alpha) of least out-of-fold error against the given labels (weighted
+        share of the rows), the fold models fitted on the rows ``kept`` of the other folds;
+        the smallest alpha, then the first gamma, among equal errors. Only the rows ``kept``
+        count in the error: the others' given labels are thought wrong."""
+        alphas, gammas = candidates
+        scores = np.empty((len(gammas), len(alphas)))
+        outputs = []
+        for row, gamma in enumerate(gammas):
+            problem = self._build_problem(alphas[0], gamma, 0.0)[0]
+            outputs.append(out_of_fold_outputs(problem, kept, alphas, _label_noise.FOLDS))
+            del problem  # before the next gamma's kernel matrix
+            wrong = (np.array([predicted_classes(F) for F in outputs[-1]]) != labels) & kept
+            scores[row] = wrong @ weights / (weights @ kept)
+        rows, columns = np.nonzero(scores == scores.min())
+        pick = int(np.argmin(np.asarray(alphas, dtype=float)[columns]))
+        row, column = rows[pick], columns[pick]
+        return OutOfFoldChoice(
+            float(scores[row, column]), alphas[column], gammas[row], outputs[row][column], scores
+        )
 
     def _confirmed(
         self,

@@ -1,0 +1,144 @@
+"""Confident learning on out-of-fold probabilities (``subquantile._label_noise``), against
+brute-force loops written from the definitions, and the classifier's defaults that use it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import make_blobs
+
+from robustkernel import SubquantileKernelClassifier
+from robustkernel.subquantile._label_noise import (
+    class_thresholds,
+    confident_joint,
+    label_issues,
+    probabilities,
+)
+
+
+def random_probabilities(rng: np.random.Generator, n: int, K: int) -> np.ndarray:
+    P = rng.dirichlet(np.full(K, 0.7), size=n)
+    return P
+
+
+def brute_joint(P: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Q from the definitions, one row at a time."""
+    n, K = P.shape
+    t = [np.mean([P[i, j] for i in range(n) if labels[i] == j]) for j in range(K)]
+    C = np.zeros((K, K))
+    for i in range(n):
+        candidates = [j for j in range(K) if P[i, j] >= t[j]]
+        if candidates:
+            C[labels[i], max(candidates, key=lambda j: P[i, j])] += 1
+    Q = np.zeros((K, K))
+    for i in range(K):
+        given_i = np.sum(labels == i)
+        Q[i] = C[i] / C[i].sum() * given_i / n
+    return Q
+
+
+def brute_issues(P: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    n, K = P.shape
+    Q = brute_joint(P, labels)
+    flagged = set()
+    for i in range(K):
+        rows = [r for r in range(n) if labels[r] == i]
+        for j in range(K):
+            if i == j:
+                continue
+            budget = int(round(n * Q[i, j]))
+            ranked = sorted(rows, key=lambda r: -(P[r, j] - P[r, i]))
+            flagged.update(ranked[:budget])
+    return np.isin(np.arange(n), sorted(flagged))
+
+
+def test_probabilities_of_one_logit_and_of_several():
+    F = np.array([[0.0], [np.log(3.0)]])
+    np.testing.assert_allclose(probabilities(F), [[0.5, 0.5], [0.25, 0.75]])
+    G = np.log(np.array([[1.0, 2.0, 5.0]]))
+    np.testing.assert_allclose(probabilities(G), [[0.125, 0.25, 0.625]])
+
+
+def test_thresholds_and_joint_equal_the_definitions():
+    rng = np.random.default_rng(0)
+    P = random_probabilities(rng, 60, 3)
+    labels = rng.integers(0, 3, 60)
+    weights = np.ones(60)
+    expected_t = [P[labels == j, j].mean() for j in range(3)]
+    np.testing.assert_allclose(class_thresholds(P, labels, weights), expected_t)
+    Q = confident_joint(P, labels, weights)
+    np.testing.assert_allclose(Q, brute_joint(P, labels))
+    assert Q.sum() == pytest.approx(1.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(12, 80),
+    K=st.integers(2, 5),
+)
+def test_label_issues_equal_brute_force(seed, n, K):
+    rng = np.random.default_rng(seed)
+    P = random_probabilities(rng, n, K)
+    labels = np.concatenate([np.arange(K), rng.integers(0, K, n - K)])  # every class present
+    np.testing.assert_array_equal(label_issues(P, labels), brute_issues(P, labels))
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), K=st.integers(2, 4))
+def test_integer_weights_flag_like_repeated_rows(seed, K):
+    """A row of weight 2 is two copies of the row: the thresholds, the joint and the budgets
+    agree; each copy pair is flagged together (equal margins, stable order)."""
+    rng = np.random.default_rng(seed)
+    n = 30
+    P = random_probabilities(rng, n, K)
+    labels = np.concatenate([np.arange(K), rng.integers(0, K, n - K)])
+    weights = rng.integers(1, 3, n).astype(float)
+    repeated = np.repeat(np.arange(n), weights.astype(int))
+    Q_weighted = confident_joint(P, labels, weights)
+    Q_repeated = confident_joint(P[repeated], labels[repeated], np.ones(repeated.size))
+    np.testing.assert_allclose(Q_weighted, Q_repeated)
+
+
+def test_clear_flips_are_flagged_and_nothing_else():
+    """Rows whose probability sits on another class than their label (p = 0.9) are the flips;
+    every clean row is confident in its own class."""
+    rng = np.random.default_rng(3)
+    n, K = 300, 3
+    truth = rng.integers(0, K, n)
+    labels = truth.copy()
+    flipped = rng.choice(n, 45, replace=False)
+    labels[flipped] = (truth[flipped] + rng.integers(1, K, flipped.size)) % K
+    P = np.full((n, K), 0.05)
+    P[np.arange(n), truth] = 0.9
+    flagged = label_issues(P, labels)
+    np.testing.assert_array_equal(np.flatnonzero(flagged), np.sort(flipped))
+
+
+def test_clean_labels_of_a_separable_problem_flag_nothing():
+    labels = np.repeat([0, 1], 50)
+    P = np.column_stack([np.where(labels == 0, 0.8, 0.3), np.zeros(100)])
+    P[:, 1] = 1 - P[:, 0]
+    assert not label_issues(P, labels).any()
+
+
+def test_default_classifier_finds_the_flipped_labels_of_separated_blobs():
+    """Three well separated blobs, 20% of the labels moved to another class: the defaults
+    flag the flips (recall >= 0.9, precision >= 0.8) and predict the clean test rows as an oracle
+    fitted on the clean rows does."""
+    X, truth = make_blobs(500, centers=3, cluster_std=1.0, random_state=0)
+    rng = np.random.default_rng(0)
+    y = truth.copy()
+    flipped = rng.choice(400, 80, replace=False)
+    y[flipped] = (truth[flipped] + rng.integers(1, 3, flipped.size)) % 3
+    model = SubquantileKernelClassifier(random_state=0).fit(X[:400], y[:400])
+    outliers = ~model.inlier_mask_
+    hits = np.sum(outliers[flipped])
+    assert hits / flipped.size >= 0.9
+    assert hits / outliers.sum() >= 0.8
+    oracle = SubquantileKernelClassifier(epsilon=0.0, random_state=0)
+    keep = np.setdiff1d(np.arange(400), flipped)
+    oracle.fit(X[keep], y[keep])
+    assert model.score(X[400:], truth[400:]) >= oracle.score(X[400:], truth[400:]) - 0.01
