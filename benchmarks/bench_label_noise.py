@@ -13,7 +13,8 @@ of the rows a method flags against the flipped rows, per seed and as medians.
 
     python benchmarks/bench_label_noise.py [--seeds 0 1 2] [--eps 0.2] [--no-write]
 
-writes the table to ``benchmarks/results/bench_label_noise.md`` (not with ``--no-write``).
+writes the tables to BENCHMARKS.md, section "Label noise on the full digits
+(bench_label_noise.py)" (not with ``--no-write``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_robust import (  # noqa: E402
+from bench_robust import (
     CLASSIFICATION,
     Context,
     TunedCleanLearning,
@@ -40,10 +41,11 @@ from bench_robust import (  # noqa: E402
     svc_cv,
 )
 
-from robustkernel import SubquantileKernelClassifier  # noqa: E402
-from robustkernel._report import markdown_table  # noqa: E402
+from robustkernel import SubquantileKernelClassifier
+from robustkernel._report import markdown_table, replace_markdown_section
 
-OUT = Path(__file__).resolve().parent / "results" / "bench_label_noise.md"
+OUT = Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
+SECTION = "## Label noise on the full digits (bench_label_noise.py)"
 METHODS = {
     "SubquantileKernelClassifier()": lambda seed: SubquantileKernelClassifier(random_state=seed),
     "SVC + GridSearchCV": lambda seed: svc_cv(Context(0.0, 0, 64, seed)),
@@ -104,7 +106,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{load_before[0]:.2f} before, {load_after[0]:.2f} after.\n"
     )
     text = (
-        header
+        SECTION
+        + "\n\n"
+        + header
         + "\nPer seed:\n\n"
         + markdown_table(frame.round(4))
         + "\nMedians over seeds:\n\n"
@@ -112,8 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(text)
     if not args.no_write:
-        OUT.parent.mkdir(exist_ok=True)
-        OUT.write_text(text)
+        replace_markdown_section(OUT, SECTION, text)
     return 0
 
 

@@ -1254,10 +1254,17 @@ def run_task(
         if not keys:
             continue
         fingerprint = prints[library]
-        fresh = [not cache_path(cache_dir, k, fingerprint).exists() for k in keys]
+        # the fingerprint holds the package's sources for its estimators' runs only
+        fresh = [not cache_path(cache_dir, k, fingerprint, library=False).exists() for k in keys]
         label = f"{task} ({'robustkernel' if library else 'reference and peers'})"
         frame = run_cached(
-            run, keys, cache_dir, fingerprint=fingerprint, n_jobs=n_jobs, description=label
+            run,
+            keys,
+            cache_dir,
+            fingerprint=fingerprint,
+            n_jobs=n_jobs,
+            description=label,
+            library=False,
         )
         frame["fresh"] = fresh  # one row per key, in the order of the keys
         frames.append(frame)

@@ -48,7 +48,7 @@ def brute_issues(P: np.ndarray, labels: np.ndarray) -> np.ndarray:
         for j in range(K):
             if i == j:
                 continue
-            budget = int(round(n * Q[i, j]))
+            budget = round(n * float(Q[i, j]))
             ranked = sorted(rows, key=lambda r: -(P[r, j] - P[r, i]))
             flagged.update(ranked[:budget])
     return np.isin(np.arange(n), sorted(flagged))

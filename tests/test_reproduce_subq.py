@@ -245,3 +245,24 @@ def test_momentum_figure(shared, tmp_path):
     frame = pd.read_csv(paths["csv"])
     assert set(frame["solver"]) == {"gd", "momentum", "nesterov"}
     assert (frame["gap"] >= 0).all()
+
+
+def test_runs_cached_without_the_library_hash_survive_an_edit(tmp_path, monkeypatch):
+    """library=False: the cache key is the run's key and the caller's fingerprint only, so an
+    edited package does not recompute runs that do not depend on it (bench_robust's scikit-learn
+    peers); the default recomputes them."""
+    calls = []
+
+    def run(key):
+        calls.append(key)
+        return {"value": key["x"] * 2}
+
+    keys = [{"x": 1}, {"x": 2}]
+    for library in (False, True):
+        _runs.run_cached(run, keys, tmp_path / str(library), library=library, progress=False)
+    monkeypatch.setattr(_runs, "library_fingerprint", lambda: "edited sources")
+    calls.clear()
+    frame = _runs.run_cached(run, keys, tmp_path / "False", library=False, progress=False)
+    assert calls == [] and list(frame["value"]) == [2, 4]
+    _runs.run_cached(run, keys, tmp_path / "True", library=True, progress=False)
+    assert calls == keys

@@ -197,7 +197,7 @@ def _flags_explained(subq: Any) -> str:
             "cutoff on studentized leave-one-out residuals (the excess of their tail over the "
             "normal's); the threshold is the largest kept loss."
         )
-    if is_classifier(subq) and subq.epsilon == "auto" and subq.hyperparameter_scores_ is not None:
+    if is_classifier(subq) and subq.epsilon == "auto":
         return (
             "Each row's training loss under the final fit. The flagged rows are those whose "
             "label the data contradict (confident learning): out-of-fold class probabilities, "

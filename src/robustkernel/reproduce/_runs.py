@@ -45,11 +45,15 @@ def library_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def cache_path(cache_dir: Path, key: Key, fingerprint: str = "") -> Path:
+def cache_path(cache_dir: Path, key: Key, fingerprint: str = "", library: bool = True) -> Path:
     """File holding the result of ``key``: a readable slug plus a hash of key, fingerprint and
-    :func:`library_fingerprint`."""
-    text = json.dumps(key, sort_keys=True)
-    digest = hashlib.sha256((text + fingerprint + library_fingerprint()).encode()).hexdigest()[:12]
+    (where ``library``) :func:`library_fingerprint`. A caller whose fingerprint already names
+    the sources a result depends on passes ``library=False``: a run of scikit-learn alone is
+    then not recomputed after every edit of the package."""
+    text = json.dumps(key, sort_keys=True) + fingerprint
+    if library:
+        text += library_fingerprint()
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
     slug = "-".join(str(value).replace("/", "_") for value in key.values())
     return cache_dir / f"{slug}-{digest}.json"
 
@@ -69,6 +73,7 @@ def run_cached(
     backend: str | None = None,
     progress: bool = True,
     description: str = "runs",
+    library: bool = True,
 ) -> pd.DataFrame:
     """Result rows of ``run`` for every key, computing only the keys not cached yet.
 
@@ -93,6 +98,9 @@ def run_cached(
         Show a tqdm bar over all runs (cached ones count as done at once).
     description : str, default="runs"
         Label of the progress bar.
+    library : bool, default=True
+        Whether the package's sources enter every cache key (:func:`cache_path`); False where
+        ``fingerprint`` already holds what the runs depend on.
 
     Returns
     -------
@@ -101,7 +109,8 @@ def run_cached(
     """
     cache_dir = Path(cache_dir)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    paths = [cache_path(cache_dir, key, fingerprint) for key in keys]
+    library_hash = library_fingerprint() if library else ""  # hashed once, not per key
+    paths = [cache_path(cache_dir, key, fingerprint + library_hash, library=False) for key in keys]
     results: list[Row | list[Row] | None] = [
         json.loads(path.read_text()) if path.exists() else None for path in paths
     ]

@@ -1,12 +1,11 @@
 """epsilon="auto": estimate the contaminated fraction by the reweighting step of LTS.
 
-Start from a generous trim (regression: ``REGRESSION_START``; classification:
-``CLASSIFICATION_START``, at most half the share of the smallest class, so that the first trim
-cannot swallow a whole class -- a 40% trim on breast cancer, 37% malignant, dropped the malignant
-rows, and the fixed point predicted one class). Under the current fit, flag the rows whose loss is
-implausible for a clean row; refit keeping the others (epsilon = the flagged fraction); repeat
-until the flagged set is a fixed point or moves by at most ``SETTLED_FRACTION`` of the rows.
-``epsilon_`` is the fraction finally trimmed.
+The regressor starts from a generous trim (``REGRESSION_START``). Under the current fit, flag
+the rows whose loss is implausible for a clean row; refit keeping the others (epsilon = the
+flagged fraction); repeat until the flagged set is a fixed point or moves by at most
+``SETTLED_FRACTION`` of the rows. ``epsilon_`` is the fraction finally trimmed. (The classifier's
+epsilon="auto" is confident learning, :mod:`._label_noise`; its rule below serves
+refine="reject" at a given epsilon.)
 
 Regression (Rousseeuw & Leroy's reweighted least trimmed squares): the clean residuals are taken as
 N(0, sigma^2) per output, and every residual is studentized before it is compared with the scale. A
@@ -33,7 +32,8 @@ the Subquantile papers' cubic polynomial problem, noise sd 0.1 on a target of sd
 systematic misfit at the edges of the data, and clean edge rows are flagged (epsilon_ 0.14 at
 eps = 0); with alpha = 0.01 the same problem gives epsilon_ = eps exactly for eps in {0, 0.1, 0.3}.
 
-Classification: a row is flagged when its observed label gets a probability below
+Classification (refine="reject"; epsilon="auto" used the same rule before confident learning):
+a row is flagged when its observed label gets a probability below
 ``CLASSIFICATION_PROBABILITY`` (0.2; loss above log 5) out of fold, from the model fitted on the
 kept rows of the other folds (``_folds``), as confident learning does. In-sample probabilities
 failed once alpha and gamma were chosen: a fit at alpha = 0.01 explains the flipped rows it kept,
@@ -63,7 +63,7 @@ from ._groups import deletable_groups
 from ._objective import Evaluation, FeatureProblem, Problem
 
 REGRESSION_START = 0.4
-CLASSIFICATION_START = 0.4
+CLASSIFICATION_START = 0.4  # the meta-estimators' starting trim of classifiers
 MAX_EPSILON = 0.49
 MAX_ROUNDS = 20
 # The refits of epsilon="auto" stop once the flagged set moves by at most this fraction of the
@@ -84,17 +84,6 @@ CLASSIFICATION_PROBABILITY = 0.2
 def regression_start(Y: np.ndarray) -> float:
     """Initial trimmed fraction for regression targets ``Y`` (n, C)."""
     return REGRESSION_START
-
-
-def classification_start(Y: np.ndarray) -> float:
-    """Initial trimmed fraction for encoded labels ``Y``: 0/1 of shape (n, 1), or one-hot (n, C).
-
-    ``CLASSIFICATION_START``, capped at half the share of the smallest class.
-    """
-    shares = Y.mean(axis=0)
-    if Y.shape[1] == 1:
-        shares = np.concatenate([shares, 1.0 - shares])
-    return min(CLASSIFICATION_START, 0.5 * float(shares.min()))
 
 
 def regression_flags(

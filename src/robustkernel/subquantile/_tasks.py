@@ -19,7 +19,6 @@ from .._kernel_model.estimator import EncodedTarget, encode_target
 from .._kernel_model.losses import LINKS, Link, LinkSquaredLoss
 from ._auto_epsilon import (
     classification_flags,
-    classification_start,
     regression_flags,
     regression_honest_losses,
     regression_rejections,
@@ -50,12 +49,14 @@ class Task:
         Labels (classes, class floors, stratified random starts) or real targets.
     exact_fitter, feature_fitter : type
         Subset fitters of the exact kernel model and of the feature model.
-    outlier_flags : RowRule
-        epsilon="auto": the rows implausible under a fit (flagged, then refitted without).
+    outlier_flags : RowRule or None
+        epsilon="auto": the rows implausible under a fit (flagged, then refitted without);
+        None for the classifier, whose epsilon="auto" is confident learning (``_label_noise``).
     rejections : RowRule
         refine="reject": the kept rows it drops.
-    auto_start : callable
-        The starting trimmed fraction of epsilon="auto", from the encoded targets.
+    auto_start : callable or None
+        The starting trimmed fraction of epsilon="auto", from the encoded targets (None for the
+        classifier).
     honest_losses : RowRule or None
         Honest per-row losses of the ordinary fit, where the selection's trimmed fits start;
         None: from its in-sample losses.
@@ -72,9 +73,9 @@ class Task:
     classifier: bool
     exact_fitter: type
     feature_fitter: type
-    outlier_flags: RowRule
+    outlier_flags: RowRule | None
     rejections: RowRule
-    auto_start: Callable[[np.ndarray], float]
+    auto_start: Callable[[np.ndarray], float] | None
     honest_losses: RowRule | None
     refinements: frozenset[str]
     keeps_every_class: bool
@@ -137,9 +138,9 @@ CLASSIFICATION = Task(
     classifier=True,
     exact_fitter=LbfgsSubsetFitter,
     feature_fitter=LbfgsSubsetFitter,
-    outlier_flags=classification_flags,
+    outlier_flags=None,
     rejections=classification_flags,
-    auto_start=classification_start,
+    auto_start=None,
     honest_losses=None,
     refinements=frozenset({"reject"}),
     keeps_every_class=True,
