@@ -1516,7 +1516,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--n-jobs", type=int, default=1, help="parallel runs (joblib)")
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--csv", type=Path, default=None, help="CSV of every run")
-    parser.add_argument("--out", type=Path, default=Path("BENCHMARKS.md"))
+    parser.add_argument("--out", type=Path, default=HERE.parent / "BENCHMARKS.md")
     parser.add_argument("--no-write", action="store_true", help="leave BENCHMARKS.md alone")
     return parser.parse_args(argv)
 
