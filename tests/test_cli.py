@@ -432,6 +432,7 @@ def test_known_outliers_column_gives_precision_and_recall_and_is_no_feature(
     [
         (["maybe"] * N_ROWS, [], "must hold 0 / 1 or true / false, got 'maybe'"),
         ([2] * N_ROWS, [], "must hold 0 / 1 or true / false, got 2"),
+        ([0] * (N_ROWS - 1) + [np.inf], [], "must hold 0 / 1 or true / false, got inf"),
         ([0] * N_ROWS, ["--known-outliers", "nope"], "column 'nope' not found"),
         ([0] * N_ROWS, ["--known-outliers", "label"], "another column than --target"),
     ],

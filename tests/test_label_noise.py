@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 from sklearn.datasets import make_blobs
 
 from robustkernel import SubquantileKernelClassifier
+from robustkernel._kernel_model.losses import class_probabilities
 from robustkernel.subquantile._label_noise import (
     class_thresholds,
     confident_joint,
     label_issues,
-    probabilities,
 )
 
 
@@ -56,9 +56,9 @@ def brute_issues(P: np.ndarray, labels: np.ndarray) -> np.ndarray:
 
 def test_probabilities_of_one_logit_and_of_several():
     F = np.array([[0.0], [np.log(3.0)]])
-    np.testing.assert_allclose(probabilities(F), [[0.5, 0.5], [0.25, 0.75]])
+    np.testing.assert_allclose(class_probabilities(F), [[0.5, 0.5], [0.25, 0.75]])
     G = np.log(np.array([[1.0, 2.0, 5.0]]))
-    np.testing.assert_allclose(probabilities(G), [[0.125, 0.25, 0.625]])
+    np.testing.assert_allclose(class_probabilities(G), [[0.125, 0.25, 0.625]])
 
 
 def test_thresholds_and_joint_equal_the_definitions():

@@ -16,7 +16,6 @@ from numbers import Real
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, RegressorMixin, is_classifier
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -25,7 +24,14 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from .._memory import check_fit_memory, row_chunks
 from .._version_stamp import VersionStamped
 from .kernels import KERNELS, check_finite, compute_kernel, kernel_params
-from .losses import BinaryLogLoss, Loss, SoftmaxLoss, SquaredLoss, predicted_classes
+from .losses import (
+    BinaryLogLoss,
+    Loss,
+    SoftmaxLoss,
+    SquaredLoss,
+    class_probabilities,
+    predicted_classes,
+)
 
 KERNEL_CONSTRAINTS: dict[str, list[Any]] = {
     "alpha": [Interval(Real, 0.0, None, closed="neither")],
@@ -265,11 +271,7 @@ class LogitClassifierMixin:
         proba : ndarray of shape (n_samples, n_classes)
             Probabilities in the order of ``classes_``.
         """
-        F = self._decision(X)
-        if F.shape[1] == 1:
-            positive = expit(F[:, 0])
-            return np.column_stack([1.0 - positive, positive])
-        return softmax(F, axis=1)
+        return class_probabilities(self._decision(X))
 
     def predict(self, X: Any) -> np.ndarray:
         """Most probable class.

@@ -19,6 +19,15 @@ def predicted_classes(F: np.ndarray) -> np.ndarray:
     return (F[:, 0] > 0).astype(int) if F.shape[1] == 1 else np.argmax(F, axis=1)
 
 
+def class_probabilities(F: np.ndarray) -> np.ndarray:
+    """Class probabilities (n, K) of outputs F: the sigmoid of one logit column (two classes,
+    [1 - p, p]) or the softmax of K."""
+    if F.shape[1] == 1:
+        positive = expit(F[:, 0])
+        return np.column_stack([1.0 - positive, positive])
+    return softmax(F, axis=1)
+
+
 MAX_TARGET_RANGE = 1e100
 """Largest max |y| / median |y| a squared-loss fit accepts (squares and sums stay finite)."""
 

@@ -190,8 +190,9 @@ def known_outliers(frame: pd.DataFrame, column: str) -> np.ndarray:
     values = frame[column]
     text = values.astype(str).str.strip().str.lower()
     truth = text.isin(["1", "1.0", "true"])
-    if not (truth | text.isin(["0", "0.0", "false"])).all():
-        example = values[~(truth | text.isin(["0", "0.0", "false"]))].iloc[0]
+    valid = truth | text.isin(["0", "0.0", "false"])
+    if not valid.all():
+        example = values[~valid].iloc[0]
         example = example.item() if isinstance(example, np.generic) else example
         raise DataError(
             f"--known-outliers column {column!r} must hold 0 / 1 or true / false, got {example!r}"

@@ -202,8 +202,8 @@ def _flags_explained(subq: Any) -> str:
             "Each row's training loss under the final fit. The flagged rows are those whose "
             "label the data contradict (confident learning): out-of-fold class probabilities, "
             "a threshold per class (its rows' mean probability of their own label), and for "
-            "each pair of classes as many rows as its estimated share of flipped labels; the "
-            "flags stand only where they lower the out-of-fold error against the given labels."
+            "each pair of classes as many rows as its estimated share of flipped labels, "
+            "repeated with fold models fitted without the flagged rows."
         )
     return (
         "Each row's training loss under the final fit; rows above the threshold were trimmed "

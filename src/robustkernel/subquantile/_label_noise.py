@@ -22,22 +22,12 @@ This module computes on probabilities only; the fits that produce them live in t
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit, softmax
 
-FOLDS = 3
 # Rounds of flags, each from fold models fitted without the previous round's flagged rows.
 # benchmarks/bench_robust.py --task classification (51 cells, 3 seeds): the flags of the first
 # round alone left the defaults best or within 2% in 28 cells (median gap to the oracle 0.033);
 # up to 3 rounds, 32 (0.025). 5 folds instead of 3 did not add to it (27 with 3 rounds).
 ROUNDS = 3
-
-
-def probabilities(outputs: np.ndarray) -> np.ndarray:
-    """Class probabilities (n, K) of model outputs: one logit column (two classes) or K."""
-    if outputs.shape[1] == 1:
-        p = expit(outputs[:, 0])
-        return np.column_stack([1.0 - p, p])
-    return softmax(outputs, axis=1)
 
 
 def class_thresholds(P: np.ndarray, labels: np.ndarray, weights: np.ndarray) -> np.ndarray:
