@@ -427,7 +427,8 @@ def metric_section(seeds: list[int], n: int, ps: list[int]) -> str:
         "",
         f"Command: `{command}`  ",
         f"n = {n}, p in {ps}, Gaussian X, sigma = 0.1, test n/2; medians over seeds {seeds}. "
-        "Subspace error = ||P_hat - P_S*||_F with P_hat the projection on the top dim S* "
+        "Subspace error = $\\lVert \\hat P - P_{S^*} \\rVert_F$ with $\\hat P$ the projection on "
+        "the top dim S* "
         "directions of the learned metric (MetricKernelRidge: Sigma; RFM: M; ARD GP: the "
         "coordinate axes with the shortest length scales; SIR: its dim S* directions). "
         f"xrfm: {rfm_status}.",

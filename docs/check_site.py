@@ -1,6 +1,7 @@
-"""Check the built documentation site: every page has a title, no image is missing, no raw markup
-shows, and (with ``--screenshots``) the landing page, one API page and one gallery example render
-in headless Chromium to a non-blank picture.
+"""Check the built documentation site: every page has a title and a heading, no image is missing,
+no reference is dead text, no raw markup shows, the pages that state formulas carry rendered maths,
+and (with ``--screenshots``) the landing, install, estimator-choice, API and two gallery pages
+render in headless Chromium to a non-blank picture with no heading or menu entry cut off.
 
     python docs/check_site.py docs/_build/html --screenshots docs/_build/screenshots
 
@@ -10,6 +11,8 @@ Exit code 1 with one line per problem, 0 when the site is sound.
 from __future__ import annotations
 
 import argparse
+import html
+import json
 import re
 import shutil
 import subprocess
@@ -25,53 +28,103 @@ RAW_MARKUP = [
     (re.compile(r"^\s*\.\. [a-z-]+::", re.M), "a reST directive"),
     (re.compile(r"```"), "a Markdown code fence"),
     (re.compile(r"^\s*\|[-: |]+\|\s*$", re.M), "a Markdown table rule"),
+    (re.compile(r"\|\|"), "a norm written in ASCII (||)"),
+    (re.compile(r"\bsum_\{"), "a sum written in ASCII (sum_{)"),
+    (re.compile(r"\$\$"), "unrendered dollar maths ($$)"),
 ]
 SCREENSHOT_PAGES = {
     "landing": "index.html",
+    "install": "install.html",
+    "choosing": "choosing.html",
     "api": "generated/robustkernel.SubquantileKernelRegressor.html",
     "gallery": "auto_examples/auto_epsilon.html",
+    "classification": "auto_examples/label_noise.html",
 }
+# Pages that state formulas: the user guide and every estimator's API page must show maths that
+# MathJax renders (an element of class "math"), not formulas written in ASCII.
+MATH_PAGES = ["user_guide.html"]
+# Elements that never hold the page's prose.
+NOT_PROSE = ("script", "style", "pre", "code", "textarea")
+# Elements with no end tag.
+VOID = ("area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+        "track", "wbr")
 
 
 class _Page(HTMLParser):
-    """The title, the image sources and the visible text (outside code, scripts and styles)."""
+    """The title, the headings, the image sources, the visible prose (outside code, scripts,
+    styles and maths), the number of rendered maths elements, and the cross-references that
+    are not links (Sphinx renders a reference it could not resolve as an ``xref`` element
+    outside any ``<a>``)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.title, self.images, self.text = "", [], []
+        self.title, self.images, self.text, self.dead = "", [], [], []
+        self.headings = self.maths = 0
+        self._open: list[tuple[str, bool]] = []  # each open element: tag, hides its text
         self._in_title = False
-        self._skip = 0
+        self._links = self._hidden = 0
+        self._dead_text: list[str] | None = None
+        self._dead_depth = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        classes = (dict(attrs).get("class") or "").split()
         if tag == "title":
             self._in_title = True
-        if tag in ("script", "style", "pre", "code", "textarea"):
-            self._skip += 1
-        if tag == "img":
-            source = dict(attrs).get("src")
-            if source:
-                self.images.append(source)
+        if tag == "h1":
+            self.headings += 1
+        if tag == "img" and dict(attrs).get("src"):
+            self.images.append(dict(attrs)["src"])
+        if tag in VOID:
+            return
+        if "math" in classes:
+            self.maths += 1
+        if tag == "a":
+            self._links += 1
+        if "xref" in classes and not self._links and self._dead_text is None:
+            self._dead_text, self._dead_depth = [], len(self._open)
+        hides = tag in NOT_PROSE or "math" in classes
+        self._hidden += hides
+        self._open.append((tag, hides))
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "title":
             self._in_title = False
-        if tag in ("script", "style", "pre", "code", "textarea") and self._skip:
-            self._skip -= 1
+        if tag in VOID or not any(name == tag for name, _ in self._open):
+            return
+        while self._open:  # close up to the matching element (HTML allows omitted end tags)
+            name, hides = self._open.pop()
+            self._hidden -= hides
+            if name == "a":
+                self._links -= 1
+            if self._dead_text is not None and len(self._open) == self._dead_depth:
+                self.dead.append("".join(self._dead_text).strip())
+                self._dead_text = None
+            if name == tag:
+                break
 
     def handle_data(self, data: str) -> None:
         if self._in_title:
             self.title += data
-        elif not self._skip:
+        if self._dead_text is not None:
+            self._dead_text.append(data)
+        if not self._hidden:
             self.text.append(data)
 
 
-def page_problems(path: Path) -> list[str]:
-    """What is wrong with one built HTML page."""
+def page_problems(path: Path, needs_maths: bool = False) -> list[str]:
+    """What is wrong with one built HTML page; ``needs_maths``: the page must show rendered
+    maths."""
     page = _Page()
     page.feed(path.read_text(encoding="utf-8"))
     problems = []
     if not page.title.strip():
         problems.append("no <title>")
+    if not page.headings:
+        problems.append("no <h1> heading")
+    for name in sorted(set(page.dead)):
+        problems.append(f"a reference with no target shows as text: {name!r}")
+    if needs_maths and not page.maths:
+        problems.append("no rendered maths (formulas must be $...$ / :math:, not ASCII)")
     for source in page.images:
         parsed = urlparse(source)
         if parsed.scheme in ("http", "https", "data"):
@@ -96,7 +149,36 @@ def site_problems(root: Path) -> list[str]:
     )
     if not pages:
         return [f"no HTML pages under {root}"]
-    return [f"{p.relative_to(root)}: {problem}" for p in pages for problem in page_problems(p)]
+    maths = set(math_pages(root))
+    return [
+        f"{p.relative_to(root)}: {problem}"
+        for p in pages
+        for problem in page_problems(p, needs_maths=p.relative_to(root).as_posix() in maths)
+    ]
+
+
+def math_pages(root: Path) -> list[str]:
+    """``MATH_PAGES`` and the API page of every public estimator (a scikit-learn estimator
+    class exported by robustkernel or its ``baselines``); a missing page is a problem of
+    its own (``missing_math_pages``)."""
+    from sklearn.base import BaseEstimator
+
+    import robustkernel
+    from robustkernel import baselines
+
+    pages = list(MATH_PAGES)
+    for module in (robustkernel, baselines):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if isinstance(obj, type) and issubclass(obj, BaseEstimator):
+                prefix = "" if module is robustkernel else "baselines."
+                pages.append(f"generated/robustkernel.{prefix}{name}.html")
+    return pages
+
+
+def missing_math_pages(root: Path) -> list[str]:
+    """Pages that must carry maths but were not built."""
+    return [f"{page}: not built" for page in math_pages(root) if not (root / page).is_file()]
 
 
 def browser() -> str | None:
@@ -108,9 +190,53 @@ def browser() -> str | None:
     return None
 
 
+# Appended to a copy of a page: once it has laid out, list the headings and the menu, table of
+# contents and breadcrumb entries whose text is wider than their box (cut off or spilling over).
+CUT_OFF_PROBE = """<script>
+window.addEventListener("load", () => setTimeout(() => {
+  const cut = [];
+  const selector = "h1, h2, h3, nav a, nav li, .bd-sidebar a, .bd-toc a, .navbar-brand";
+  for (const element of document.querySelectorAll(selector)) {
+    const style = getComputedStyle(element);
+    if (element.offsetParent === null || style.display === "inline") continue;
+    if (element.scrollWidth > element.clientWidth + 1) {
+      cut.push(element.tagName.toLowerCase() + " " + element.textContent.trim().slice(0, 60));
+    }
+  }
+  const report = document.createElement("pre");
+  report.id = "cut-off-report";
+  report.textContent = JSON.stringify(cut);
+  document.body.appendChild(report);
+}, 300));
+</script>"""
+
+
+def cut_off_text(executable: str, target: Path) -> list[str]:
+    """The headings and menu entries of ``target`` that Chromium lays out wider than their box
+    (at the screenshots' window size), read from a probe copy of the page beside it."""
+    probe = target.with_name(f"_cut_off_probe_{target.name}")
+    probe.write_text(
+        target.read_text(encoding="utf-8").replace("</body>", CUT_OFF_PROBE + "</body>"),
+        encoding="utf-8",
+    )
+    try:
+        run = subprocess.run(
+            [executable, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+             "--window-size=1280,1600", "--virtual-time-budget=5000", "--dump-dom",
+             probe.resolve().as_uri()],
+            capture_output=True, text=True, timeout=120, check=False,
+        )
+    finally:
+        probe.unlink(missing_ok=True)
+    found = re.search(r'<pre id="cut-off-report">(.*?)</pre>', run.stdout, re.S)
+    if found is None:
+        return ["(the layout probe did not run)"]
+    return json.loads(html.unescape(found.group(1)))
+
+
 def screenshot_problems(root: Path, folder: Path) -> list[str]:
     """Render the ``SCREENSHOT_PAGES`` in headless Chromium; a picture that is missing or of
-    one colour (a blank page) is a problem."""
+    one colour (a blank page), and a heading or menu entry cut off, are problems."""
     from matplotlib.image import imread
 
     executable = browser()
@@ -134,6 +260,8 @@ def screenshot_problems(root: Path, folder: Path) -> list[str]:
             problems.append(f"{page}: Chromium wrote no screenshot")
         elif imread(picture)[..., :3].std() < 0.01:
             problems.append(f"{page}: the screenshot is blank")
+        problems += [f"{page}: cut off in the browser: {text}"
+                     for text in cut_off_text(executable, target)]
     return problems
 
 
@@ -142,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("root", type=Path, help="the built site (docs/_build/html)")
     parser.add_argument("--screenshots", type=Path, help="folder for the browser screenshots")
     args = parser.parse_args(argv)
-    problems = site_problems(args.root)
+    problems = site_problems(args.root) + missing_math_pages(args.root)
     if args.screenshots is not None:
         problems += screenshot_problems(args.root, args.screenshots)
     for problem in problems:

@@ -10,6 +10,7 @@ import robustkernel
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 project = "robustkernel"
@@ -39,6 +40,8 @@ html_theme_options = {
     "footer_end": ["sphinx-version"],
 }
 html_show_sourcelink = False
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
 
 # API reference: one page per public object, generated from the docstrings (numpydoc format).
 autosummary_generate = True
@@ -59,10 +62,22 @@ numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 
-# The markdown pages (user guide, architecture, reproduction, benchmarks) link to files of the
-# repository (sources, examples, results) that are not pages of the site.
+# Every reference must resolve (``make docs`` turns warnings into errors): nothing is suppressed,
+# and nitpicky mode warns about a cross-reference with no target.
+nitpicky = True
+# Straight quotes in code-like text (default="auto" must not become curly quotes).
+smartquotes = False
+# The API pages' "On this page" lists give a method as fit() rather than Class.fit().
+toc_object_entries_show_parents = "hide"
+
+# The markdown pages: MyST with $...$ / $$...$$ maths (rendered by MathJax) and heading anchors.
+myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_heading_anchors = 3
-suppress_warnings = ["myst.xref_missing"]
+
+# References into scikit-learn, NumPy, SciPy, pandas, Dask and PyTorch resolve offline (the CI
+# machine reaches only the package registries, so intersphinx cannot fetch inventories): see
+# _ext/external_links.py.
+extensions.append("external_links")
 
 # The gallery: every script in examples/ runs at build time and its figures are shown.
 sphinx_gallery_conf = {

@@ -5,6 +5,8 @@ from __future__ import annotations
 import runpy
 from pathlib import Path
 
+import pytest
+
 CHECK = runpy.run_path(str(Path(__file__).resolve().parents[1] / "docs" / "check_site.py"))
 
 
@@ -16,8 +18,14 @@ def write(folder: Path, name: str, body: str, title: str = "A page") -> Path:
 
 def test_a_sound_page_has_no_problems(tmp_path):
     (tmp_path / "figure.png").write_bytes(b"png")
-    page = write(tmp_path, "good.html", '<p>Text</p><img src="figure.png"><pre>```code```</pre>')
+    page = write(
+        tmp_path, "good.html",
+        '<h1>Title</h1><p>Text</p><img src="figure.png"><pre>```code```</pre>'
+        '<p><code>||x||</code> and <span class="math notranslate">\\(\\|x\\|\\)</span></p>'
+        '<p><a class="reference internal" href="x.html"><code class="xref py">Model</code></a></p>',
+    )
     assert CHECK["page_problems"](page) == []
+    assert CHECK["page_problems"](page, needs_maths=True) == []
 
 
 def test_missing_images_titles_and_raw_markup_are_reported(tmp_path):
@@ -36,3 +44,42 @@ def test_missing_images_titles_and_raw_markup_are_reported(tmp_path):
 
 def test_an_empty_site_is_a_problem(tmp_path):
     assert CHECK["site_problems"](tmp_path) == [f"no HTML pages under {tmp_path}"]
+
+
+def test_dead_references_ascii_maths_and_missing_headings_are_reported(tmp_path):
+    page = write(
+        tmp_path,
+        "bad.html",
+        '<p>Uses <code class="xref py py-class docutils"><span class="pre">Lost</span></code>,'
+        " minimizes sum_{i in S} loss_i + alpha ||f||_H^2 and $$x$$</p>",
+    )
+    problems = CHECK["page_problems"](page, needs_maths=True)
+    assert "no <h1> heading" in problems
+    assert "a reference with no target shows as text: 'Lost'" in problems
+    assert any("norm written in ASCII" in p for p in problems)
+    assert any("sum written in ASCII" in p for p in problems)
+    assert any("unrendered dollar maths" in p for p in problems)
+    assert any("no rendered maths" in p for p in problems)
+
+
+def test_every_public_estimator_page_must_carry_maths(tmp_path):
+    pages = CHECK["math_pages"](tmp_path)
+    assert "user_guide.html" in pages
+    assert "generated/robustkernel.SubquantileKernelRegressor.html" in pages
+    assert "generated/robustkernel.MetricKernelRidgeCV.html" in pages
+    assert "generated/robustkernel.baselines.CRRKernelRegressor.html" in pages
+    assert "generated/robustkernel.metric_kernel_ridge_path.html" not in pages  # a function
+    missing = CHECK["missing_math_pages"](tmp_path)
+    assert missing == [f"{page}: not built" for page in pages]
+
+
+@pytest.mark.skipif(CHECK["browser"]() is None, reason="needs Chromium (apt-get install chromium)")
+def test_a_heading_cut_off_in_the_browser_is_reported(tmp_path):
+    narrow = 'style="width: 120px; overflow: hidden; white-space: nowrap"'
+    cut = write(tmp_path, "cut.html", f"<h1 {narrow}>SubquantileKernelClassifier and more</h1>")
+    whole = write(tmp_path, "whole.html", "<h1>SubquantileKernelClassifier</h1>")
+    assert CHECK["cut_off_text"](CHECK["browser"](), cut) == [
+        "h1 SubquantileKernelClassifier and more"
+    ]
+    assert CHECK["cut_off_text"](CHECK["browser"](), whole) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cut.html", "whole.html"]

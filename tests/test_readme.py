@@ -33,3 +33,23 @@ def test_user_guide_restart_example_prints_what_its_comments_say(capsys):
     printed = capsys.readouterr().out.split("\n")[:-1]
     promised = [" ".join(line[2:].split()[:3]) for line in block.splitlines() if line[:2] == "# "]
     assert printed == promised[-2:]
+
+
+def test_install_page_first_five_minutes_run(tmp_path, monkeypatch, capsys):
+    """The install page's walk-through runs in order and finds what it says it finds."""
+    page = README.parent / "docs" / "install.md"
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.DOTALL)
+    assert len(blocks) == 4
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, str(page), "exec"), namespace)
+    printed = capsys.readouterr().out
+    assert "estimated contaminated fraction: 0.2" in printed  # 0.2x: the 60 of 300 rows
+    bad, kept = namespace["bad"], namespace["model"].inlier_mask_
+    assert (~kept)[bad].mean() >= 0.9  # a bad target near sin(x) may pass for a clean one
+    assert kept[np.setdiff1d(np.arange(300), bad)].mean() >= 0.95
+    assert (~namespace["classifier"].inlier_mask_)[namespace["flipped"]].mean() > 0.8
+    assert namespace["classifier"].score(namespace["Xc"], namespace["yc"]) > 0.9
+    assert len(namespace["scores"]) == 3

@@ -406,7 +406,7 @@ def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
                     ),
                 }
             row |= {
-                "||P_hat - P_S*||_F": _mean_sd(at["subspace_error"]),
+                "subspace error": _mean_sd(at["subspace_error"]),
                 "test RMSE (metric KRR)": _mean_sd(at["test_rmse"]),
                 "test RMSE (RBF KRR, CV)": _mean_sd(at["krr_cv_test_rmse"]),
                 "converged": f"{at['converged'].mean():.2f}",
