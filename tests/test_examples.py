@@ -11,22 +11,34 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 EXPECTED_OUTPUT = {
     "any_estimator.py": "test RMSE oracle",
     "auto_epsilon.py": "identical predictions",
+    "classic_outliers.py": "flagged by SubQ (inlier_mask_ False): [1, 3, 4, 21]",
     "command_line.py": "component_1",
+    "dask_fit.py": "Dask vs in memory, the Dask fit's values: same flag on 100.00% of the rows",
+    "label_noise.py": "SubQ estimated epsilon_ 0.2",
     "learned_metric.py": "rank of Sigma: 1",
     "network_training_loop.py": "corrupted rows left out by the estimator: 100%",
     "robust_grid_search.py": "trimmed RMSE",
 }
 
-NEED_TORCH = {"network_training_loop.py"}
+# Examples that cannot run without an optional module: (module, reason) to skip on. The others
+# run without their optional peers (label_noise.py draws no cleanlab panel without cleanlab;
+# classic_outliers.py uses its own copy of the table without statsmodels).
+NEEDS = {
+    "network_training_loop.py": [("torch", "the example needs the optional PyTorch extra")],
+    "dask_fit.py": [
+        ("dask.array", "the example needs the optional dask extra"),
+        ("distributed", "the example needs the optional dask extra"),
+    ],
+}
 
 
 def test_every_example_is_listed():
     assert sorted(path.name for path in EXAMPLES.glob("*.py")) == sorted(EXPECTED_OUTPUT)
 
 
-# The gallery of the documentation build runs every example too; the slowest one only with
+# The gallery of the documentation build runs every example too; those over about 10 s only with
 # make test-slow here.
-SLOW_EXAMPLES = {"any_estimator.py", "network_training_loop.py"}
+SLOW_EXAMPLES = {"any_estimator.py", "dask_fit.py", "network_training_loop.py"}
 
 
 @pytest.mark.parametrize(
@@ -37,8 +49,8 @@ SLOW_EXAMPLES = {"any_estimator.py", "network_training_loop.py"}
     ],
 )
 def test_example_runs(name, capsys, monkeypatch):
-    if name in NEED_TORCH:
-        pytest.importorskip("torch", reason="the example needs the optional PyTorch extra")
+    for module, reason in NEEDS.get(name, []):
+        pytest.importorskip(module, reason=reason)
     monkeypatch.setenv("MPLBACKEND", "Agg")
     runpy.run_path(str(EXAMPLES / name), run_name="__main__")
     assert EXPECTED_OUTPUT[name] in capsys.readouterr().out
