@@ -190,17 +190,20 @@ def browser() -> str | None:
     return None
 
 
-# Appended to a copy of a page: once it has laid out, list the headings and the menu, table of
-# contents and breadcrumb entries whose text is wider than their box (cut off or spilling over).
-CUT_OFF_PROBE = """<script>
+# Appended to a copy of a page: once it has laid out, list the headings, the menu, table of
+# contents and breadcrumb entries, and the tables, whose content is wider than their box (cut off,
+# spilling over, or a table that has to be scrolled sideways).
+CUT_OFF_PROBE = r"""<script>
 window.addEventListener("load", () => setTimeout(() => {
   const cut = [];
-  const selector = "h1, h2, h3, nav a, nav li, .bd-sidebar a, .bd-toc a, .navbar-brand";
+  const selector = "h1, h2, h3, nav a, nav li, .bd-sidebar a, .bd-toc a, .navbar-brand, "
+    + ".pst-scrollable-table-container";
   for (const element of document.querySelectorAll(selector)) {
     const style = getComputedStyle(element);
     if (element.offsetParent === null || style.display === "inline") continue;
     if (element.scrollWidth > element.clientWidth + 1) {
-      cut.push(element.tagName.toLowerCase() + " " + element.textContent.trim().slice(0, 60));
+      const text = element.textContent.trim().replace(/\s+/g, " ").slice(0, 60);
+      cut.push(element.tagName.toLowerCase() + " " + text);
     }
   }
   const report = document.createElement("pre");

@@ -82,4 +82,12 @@ def test_a_heading_cut_off_in_the_browser_is_reported(tmp_path):
         "h1 SubquantileKernelClassifier and more"
     ]
     assert CHECK["cut_off_text"](CHECK["browser"](), whole) == []
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["cut.html", "whole.html"]
+    wide = write(
+        tmp_path, "wide.html",
+        '<div class="pst-scrollable-table-container" style="width: 100px; overflow-x: auto">'
+        "<table><tr><td>aVeryLongCellThatCannotWrap</td> <td>another</td></tr></table></div>",
+    )
+    assert CHECK["cut_off_text"](CHECK["browser"](), wide) == [
+        "div aVeryLongCellThatCannotWrap another"
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cut.html", "whole.html", "wide.html"]

@@ -388,9 +388,12 @@ def corrupt(
         Target: real for the regression kinds, two classes for ``"flip*"``, two or more for
         ``"wrong_class*"``.
     kind : str
-        A key of :data:`CORRUPTIONS`.
+        The contamination model, a key of ``robustkernel.corruption.CORRUPTIONS``: "label",
+        "oblivious", "label_feature" (regression), "flip", "flip_feature" (binary),
+        "wrong_class", "wrong_class_feature" (multiclass).
     epsilon : float in [0, 0.5)
-        Fraction of rows to corrupt; :func:`n_corrupted` gives the count.
+        Fraction of rows to corrupt; the count is ``floor(epsilon * n_samples)``
+        (``robustkernel.corruption.n_corrupted``).
     random_state : int, RandomState instance or None, default=None
         Seeds the choice of rows and the replacement values.
 
@@ -404,6 +407,28 @@ def corrupt(
     ValueError
         Unknown ``kind``, ``epsilon`` outside [0, 0.5), non-finite X, or a target that does not
         suit the kind (e.g. ``"flip"`` with other than two classes).
+
+    See Also
+    --------
+    contaminated_split : The experiment protocol: split, standardize, then corrupt.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from robustkernel.corruption import corrupt
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(100, 3))
+    >>> y = X.sum(axis=1)
+    >>> bad = corrupt(X, y, "label_feature", epsilon=0.1, random_state=0)
+    >>> bad.index.size  # floor(0.1 * 100) rows
+    10
+    >>> bool(np.allclose(bad.X[bad.index], 100 * X[bad.index]))  # x_i <- 100 x_i
+    True
+    >>> bool(np.allclose(bad.y[bad.index], 10_000 * y[bad.index]))  # y_i <- 10000 y_i
+    True
+    >>> clean = np.setdiff1d(np.arange(100), bad.index)
+    >>> bool(np.array_equal(bad.y[clean], y[clean]))  # every other row is unchanged
+    True
     """
     X, y = _validated(X, y, kind)
     rng = check_random_state(random_state)
@@ -511,7 +536,9 @@ def contaminated_split(
     y : array-like of shape (n_samples,)
         Target.
     kind : str
-        A key of :data:`CORRUPTIONS`.
+        The contamination model, a key of ``robustkernel.corruption.CORRUPTIONS``: "label",
+        "oblivious", "label_feature" (regression), "flip", "flip_feature" (binary),
+        "wrong_class", "wrong_class_feature" (multiclass).
     epsilon : float in [0, 0.5)
         Fraction of the training rows to corrupt.
     test_size : float in (0, 1) or int, default=0.2
@@ -526,6 +553,33 @@ def contaminated_split(
     split : ContaminatedSplit
         Corrupted training data, clean test data, the clean training data, the corrupted row
         positions, the split indices and the scalers.
+
+    See Also
+    --------
+    outlier_precision_recall : Score a fit's flags against ``corrupted_index``.
+
+    Examples
+    --------
+    Replace 20% of the training targets of scikit-learn's diabetes data by draws from
+    N(5, 5), fit on the corrupted rows, and score on the clean test rows:
+
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_diabetes
+    >>> from robustkernel import SubquantileKernelRegressor
+    >>> from robustkernel.corruption import contaminated_split
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> split = contaminated_split(X, y, "label", epsilon=0.2, random_state=0)
+    >>> split.X_train.shape, split.X_test.shape
+    ((353, 10), (89, 10))
+    >>> split.corrupted_index.size  # floor(0.2 * 353)
+    70
+    >>> model = SubquantileKernelRegressor().fit(split.X_train, split.y_train)
+    >>> flagged = ~model.inlier_mask_
+    >>> bool(flagged[split.corrupted_index].mean() > 0.8)  # most corrupted rows flagged
+    True
+    >>> rmse = np.sqrt(np.mean((model.predict(split.X_test) - split.y_test) ** 2))
+    >>> bool(rmse < 0.8)  # in standard deviations of the clean training targets
+    True
     """
     X, y = _validated(X, y, kind)
     regression = CORRUPTION_TASKS[kind] == "regression"
@@ -585,6 +639,21 @@ def outlier_precision_recall(
         If ``inlier_mask`` is not boolean (an index array passed by mistake).
     ValueError
         If ``corrupted_index`` holds duplicates or indices outside the mask.
+
+    Examples
+    --------
+    Flip 20% of the training labels of scikit-learn's breast cancer data and check which rows
+    the classifier distrusts:
+
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from robustkernel import SubquantileKernelClassifier
+    >>> from robustkernel.corruption import contaminated_split, outlier_precision_recall
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> split = contaminated_split(X, y, "flip", epsilon=0.2, random_state=0)
+    >>> model = SubquantileKernelClassifier().fit(split.X_train, split.y_train)
+    >>> precision, recall = outlier_precision_recall(model.inlier_mask_, split.corrupted_index)
+    >>> bool(precision > 0.85), bool(recall > 0.85)
+    (True, True)
     """
     inlier_mask = column_or_1d(inlier_mask)
     if inlier_mask.dtype != bool:

@@ -114,7 +114,8 @@ def save_model(model: Any, path: str | os.PathLike[str]) -> Path:
     ------
     ValueError
         A ``*.skops`` path and a model that names types :func:`load_model` refuses (outside
-        skops' defaults and :data:`SKOPS_TRUSTED_TYPES`; the message lists them): nothing is
+        skops' defaults and ``robustkernel.persistence.SKOPS_TRUSTED_TYPES``; the message lists
+        them): nothing is
         written. Save such a model as ``*.joblib``.
     ImportError
         A ``*.skops`` path and skops is not installed.
@@ -153,13 +154,13 @@ def save_model(model: Any, path: str | os.PathLike[str]) -> Path:
 
 
 def load_model(path: str | os.PathLike[str]) -> Any:
-    """Read a model written by :func:`save_model`; warn if another version wrote it.
+    """Read a model written by ``save_model``; warn if another version wrote it.
 
     Parameters
     ----------
     path : str or path-like
         A file written by :func:`save_model`. A ``*.skops`` file is loaded safely: its types are
-        checked against skops' defaults and :data:`SKOPS_TRUSTED_TYPES` before anything is
+        checked against skops' defaults and ``SKOPS_TRUSTED_TYPES`` before anything is
         built. Any other file is unpickled with joblib, which is **unsafe**: a crafted pickle
         runs arbitrary code when loaded, so load only files you made yourself.
 
@@ -172,7 +173,7 @@ def load_model(path: str | os.PathLike[str]) -> Any:
     ------
     ValueError
         The file is not a robustkernel model file, or a skops file names a type outside skops'
-        defaults and :data:`SKOPS_TRUSTED_TYPES` (the message lists the refused types).
+        defaults and ``SKOPS_TRUSTED_TYPES`` (the message lists the refused types).
     ImportError
         A ``*.skops`` file and skops is not installed.
 
@@ -180,6 +181,31 @@ def load_model(path: str | os.PathLike[str]) -> Any:
     -----
     ModelVersionWarning
         The file was written by another robustkernel version.
+
+    See Also
+    --------
+    save_model : Write the file.
+
+    Examples
+    --------
+    A ``*.skops`` file (the optional skops extra) is loaded without unpickling:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from robustkernel import SubquantileKernelRegressor
+    >>> from robustkernel.persistence import load_model, save_model
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(50, 2))
+    >>> y = X[:, 0] + 0.1 * rng.normal(size=50)
+    >>> model = SubquantileKernelRegressor(epsilon=0.1).fit(X, y)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = save_model(model, Path(folder) / "model.skops")
+    ...     loaded = load_model(path)
+    >>> type(loaded).__name__
+    'SubquantileKernelRegressor'
+    >>> bool(np.array_equal(loaded.predict(X), model.predict(X)))
+    True
     """
     try:
         with warnings.catch_warnings():

@@ -35,9 +35,9 @@ __all__ = [
     "WeightedKernelRidge",
 ]
 
-KERNEL_PARAMETERS_DOC = """alpha : float, default=1.0
-        Ridge penalty alpha * ||f||_H^2 added to the loss summed over rows (the convention of
-        sklearn's KernelRidge and of the Subquantile estimators).
+KERNEL_PARAMETERS_DOC = r"""alpha : float, default=1.0
+        Ridge penalty :math:`\alpha \|f\|_{\mathcal{H}}^2` added to the loss summed over rows
+        (the convention of sklearn's KernelRidge and of the Subquantile estimators).
     kernel : str or callable, default="rbf"
         Kernel as in :class:`sklearn.kernel_ridge.KernelRidge` ("linear" gives the paper's
         linear model); "precomputed" means X is the kernel matrix.

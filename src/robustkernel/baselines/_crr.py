@@ -23,28 +23,25 @@ def hard_threshold(v: np.ndarray, k: int) -> np.ndarray:
 
 class CRRKernelRegressor(TrimmedBaselineRegressor):
     __doc__ = (
-        """Consistent Robust Regression, with the hat matrix of kernel ridge regression.
+        r"""Consistent Robust Regression, with the hat matrix of kernel ridge regression.
 
     Bhatia, Jain, Kamalaruban and Kar, "Consistent Robust Regression", NeurIPS 2017,
-    Algorithm 1. The model is y = X^T w* + b* + noise with a k-sparse corruption vector b*; CRR
-    alternates b <- HT_k(P b + (I - P) y) from b = 0, with P the hat matrix of least squares and
-    HT_k the hard thresholding to the k largest magnitudes, until ||b_new - b||_2 <= tol, and then
-    fits w to y - b. Kernelised: P is the hat matrix of kernel ridge regression with an
-    unpenalized intercept (P = K (K + alpha I)^-1 without intercept), so P b + (I - P) y is the
-    residual y - P (y - b) of the fit to the corrected targets; one Cholesky factorization serves
-    every iteration. A linear kernel with alpha -> 0 is the paper's CRR.
+    Algorithm 1, kernelised: the targets are a clean fit plus a sparse corruption vector,
+    which hard thresholding estimates; the model is then fitted to the corrected targets. A
+    linear kernel with alpha -> 0 is the paper's CRR.
 
     Parameters
     ----------
     epsilon : float, default=0.1
-        Assumed corrupted fraction; k = n - ceil((1 - epsilon) n) entries of b are non-zero.
+        Assumed corrupted fraction; :math:`k = n - \lceil (1 - \varepsilon) n \rceil` entries of
+        the corruption vector are non-zero.
     """
         + KERNEL_PARAMETERS_DOC
-        + """
+        + r"""
     max_iter : int, default=1000
         Iteration cap (a ConvergenceWarning is raised when reached).
     tol : float, default=1e-8
-        Stop when ||b_new - b||_2 <= tol * max(1, ||y||_2).
+        Stop when :math:`\|b_{\mathrm{new}} - b\|_2 \le \mathrm{tol} \cdot \max(1, \|y\|_2)`.
 
     Attributes
     ----------
@@ -62,6 +59,51 @@ class CRRKernelRegressor(TrimmedBaselineRegressor):
         Iterations run.
     converged_ : bool
         Whether the tolerance was met.
+
+    See Also
+    --------
+    TorrentGDKernelRegressor : Hard thresholding of the residuals instead of the corruptions.
+    robustkernel.SubquantileKernelRegressor : The subquantile objective, with exact refits.
+
+    Notes
+    -----
+    The paper's model is :math:`y = X^\top w^* + b^* + \text{noise}` with a :math:`k`-sparse
+    corruption vector :math:`b^*`. From :math:`b = 0`, CRR repeats
+
+    .. math::
+
+        b \leftarrow \operatorname{HT}_k\bigl(P b + (I - P) y\bigr)
+
+    until :math:`\|b_{\mathrm{new}} - b\|_2 \le \mathrm{tol} \cdot \max(1, \|y\|_2)`, where
+    :math:`\operatorname{HT}_k` keeps the :math:`k` entries of largest magnitude and zeroes the
+    rest, and :math:`P` is the hat matrix of least squares. Kernelised, :math:`P` is the hat
+    matrix of kernel ridge regression with an unpenalized intercept
+    (:math:`P = K (K + \alpha I)^{-1}` without the intercept), so that
+    :math:`P b + (I - P) y = y - P (y - b)` is the residual of the fit to the corrected targets;
+    one Cholesky factorization serves every iteration. The model is then the kernel ridge fit
+    to :math:`y - b`,
+
+    .. math::
+
+        \min_f \; \sum_{i=1}^n \bigl(f(x_i) - (y_i - b_i)\bigr)^2
+        + \alpha \|f\|_{\mathcal{H}}^2,
+        \qquad f(x) = \sum_{j=1}^n w_j \, \kappa(x_j, x) + c,
+
+    with :math:`\kappa` the kernel and the intercept :math:`c` unpenalized.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from robustkernel.baselines import CRRKernelRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, size=(100, 1))
+    >>> y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=100)
+    >>> y[:10] += 10.0  # 10% of the targets corrupted
+    >>> model = CRRKernelRegressor(epsilon=0.1, alpha=0.1).fit(X, y)
+    >>> np.flatnonzero(model.corruption_)  # the support of the estimated corruption
+    array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+    >>> bool(model.score(X[10:], y[10:]) > 0.95)
+    True
 """
     )
 

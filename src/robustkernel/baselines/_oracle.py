@@ -24,7 +24,7 @@ def _estimator_has(attr: str):
 
 
 class OracleERM(VersionStamped, MetaEstimatorMixin, BaseEstimator):
-    """The ordinary fit of ``estimator`` on the rows known to be clean ("Oracle ERM").
+    r"""The ordinary fit of ``estimator`` on the rows known to be clean ("Oracle ERM").
 
     The practical lower bound of the error under contamination: the same base learner as the
     robust methods, trained on the uncorrupted training rows only. Which rows are clean is data,
@@ -48,6 +48,21 @@ class OracleERM(VersionStamped, MetaEstimatorMixin, BaseEstimator):
         Class labels (classifiers only).
     n_features_in_ : int
         Number of features seen during fit.
+
+    Notes
+    -----
+    With :math:`C` the clean rows (``clean_mask``) and :math:`\ell_i` the base learner's loss,
+    the oracle is the base learner's own fit on :math:`C`; for the default kernel learners,
+    ``SubquantileKernelRegressor(epsilon=0)`` or ``SubquantileKernelClassifier(epsilon=0)``,
+
+    .. math::
+
+        \min_f \; \sum_{i \in C} \ell_i(f) + \alpha \|f\|_{\mathcal{H}}^2, \qquad
+        f(x) = \sum_{j \in C} w_j \, \kappa(x_j, x) + b,
+
+    the kernel ridge (squared loss) or kernel logistic / softmax fit without the corrupted
+    rows. A robust method whose test error is close to the oracle's lost little to the
+    contamination.
 
     Examples
     --------

@@ -133,17 +133,49 @@ _ATTRIBUTES = """
         Filtering rounds run.
     """
 
-_METHOD = """Diakonikolas, Kamath, Kane, Li, Steinhardt and Stewart, "Sever: A Robust Meta-Algorithm
-    for Stochastic Optimization", ICML 2019 (Algorithm 1 with the practical filter of their
-    experiments). Each round: fit the base learner (here kernel {learner} with an unpenalized
-    intercept, the library's ERM: the core's exact subset fit) on the kept rows; take each kept
-    row's gradient of its loss with respect to the model (f in the RKHS and the intercept);
-    centre the gradients; score each row by the squared projection of its centred gradient on
-    the top right singular vector of the gradient matrix; remove the ``fraction`` of {which} with
-    the largest scores (ceil(fraction * m) of the m rows currently kept, ties to the lower row
-    index). After ``n_rounds`` rounds, refit on the rows left. Kernel form: the top eigenpair
-    (lambda, u) of H D K D H (D the diagonal of loss derivatives, K + 1 1^T with the intercept)
-    gives the score lambda u_i^2, never an SVD of explicit features."""
+_CITATION = """Diakonikolas, Kamath, Kane, Li, Steinhardt and Stewart, "Sever: A Robust
+    Meta-Algorithm for Stochastic Optimization", ICML 2019 (Algorithm 1 with the practical filter
+    of their experiments), kernelised: rounds of fitting, scoring each row by how much its loss
+    gradient lines up with the direction in which the gradients vary most, and removing the rows
+    of largest score."""
+
+# LEARNER and WHICH are replaced by each class (str.format would need every brace of the
+# LaTeX doubled).
+_NOTES = r"""
+    Notes
+    -----
+    Each round fits the base learner (here kernel LEARNER with an unpenalized intercept, the
+    library's ERM: the core's exact subset fit) on the kept rows :math:`S`,
+
+    .. math::
+
+        \min_f \; \sum_{i \in S} \ell_i(f) + \alpha \|f\|_{\mathcal{H}}^2, \qquad
+        f(x) = \sum_{j=1}^n w_j \, \kappa(x_j, x) + b,
+
+    with :math:`\kappa` the kernel and :math:`\ell_i` the loss of row :math:`i`. It then takes each
+    kept row's gradient :math:`g_i` of its loss with respect to the model (:math:`f` in the RKHS and
+    the intercept), centres the gradients, and scores each row by the squared projection of its
+    centred gradient on the top right singular vector :math:`v` of the gradient matrix,
+    :math:`\tau_i = \langle g_i - \bar g, v \rangle^2`; the ``fraction`` :math:`p` of WHICH with the
+    largest scores are removed (:math:`\lceil p\, m \rceil` of the :math:`m` rows currently kept,
+    ties to the lower row index). After ``n_rounds`` rounds the learner is refitted on the rows
+    left.
+
+    Kernel form: with :math:`G` the matrix of the loss derivatives in the outputs (one column
+    per output), :math:`\tilde K = K + \mathbf{1}\mathbf{1}^\top` with the intercept (:math:`K`
+    without) and :math:`H` the centring matrix, the top eigenpair :math:`(\lambda, u)` of
+
+    .. math::
+
+        M = H \bigl(\tilde K \circ G G^\top\bigr) H
+
+    (:math:`H D \tilde K D H` with :math:`D = \operatorname{diag}(G)` for one output) gives
+    the scores :math:`\tau_i = \lambda u_i^2`, never an SVD of explicit features.
+    """
+
+
+def _notes(learner: str, which: str) -> str:
+    return _NOTES.replace("LEARNER", learner).replace("WHICH", which)
 
 
 class SeverKernelRegressor(KernelBaselineRegressor, _BaseSever):
@@ -151,7 +183,7 @@ class SeverKernelRegressor(KernelBaselineRegressor, _BaseSever):
         """SEVER with kernel ridge regression as the base learner.
 
     """
-        + _METHOD.format(learner="ridge regression", which="the kept rows")
+        + _CITATION
         + """
 
     Defaults follow the authors' public regression code: 4 rounds removing p = epsilon / 2 of
@@ -170,6 +202,27 @@ class SeverKernelRegressor(KernelBaselineRegressor, _BaseSever):
         + KERNEL_PARAMETERS_DOC
         + "\n"
         + _ATTRIBUTES
+        + """
+    See Also
+    --------
+    SeverKernelClassifier : The same filter around kernel logistic / softmax regression.
+    """
+        + _notes("ridge regression", "the kept rows")
+        + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from robustkernel.baselines import SeverKernelRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, size=(100, 1))
+    >>> y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=100)
+    >>> y[:10] += 10.0  # 10% of the targets corrupted
+    >>> model = SeverKernelRegressor(epsilon=0.1, alpha=0.1).fit(X, y)
+    >>> bool(model.removal_round_[:10].min() >= 0)  # every corrupted row was removed
+    True
+    >>> bool(model.score(X[10:], y[10:]) > 0.95)
+    True
+    """
     )
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
@@ -208,9 +261,7 @@ class SeverKernelClassifier(KernelBaselineClassifier, _BaseSever):
         """SEVER with kernel logistic (binary) / softmax (multiclass) regression.
 
     """
-        + _METHOD.format(
-            learner="logistic / softmax regression", which="each class's kept rows, class by class"
-        )
+        + _CITATION
         + """
 
     As in SEVER's classification experiments the filter runs on each class separately. Defaults
@@ -228,6 +279,25 @@ class SeverKernelClassifier(KernelBaselineClassifier, _BaseSever):
         + _ATTRIBUTES
         + """classes_ : ndarray of shape (n_classes,)
         Class labels.
+
+    See Also
+    --------
+    SeverKernelRegressor : The same filter around kernel ridge regression.
+    """
+        + _notes("logistic / softmax regression", "each class's kept rows, class by class")
+        + """
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from robustkernel.baselines import SeverKernelClassifier
+    >>> X, y = make_moons(200, noise=0.1, random_state=0)
+    >>> y_noisy = y.copy()
+    >>> y_noisy[:20] = 1 - y_noisy[:20]  # 10% of the labels flipped
+    >>> model = SeverKernelClassifier(fraction=0.05, alpha=0.1, gamma=2.0).fit(X, y_noisy)
+    >>> bool((~model.inlier_mask_[:20]).all())  # every flipped row was removed
+    True
+    >>> bool(model.score(X, y) > 0.9)  # accuracy on the true labels
+    True
     """
     )
 

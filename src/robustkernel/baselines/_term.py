@@ -147,28 +147,17 @@ class _BaseTilted(KernelBaseline):
         return w, b
 
 
-_DOC = """{summary}
+# The placeholders {summary}, {loss}, ... are filled by _fill (str.replace), so that the braces
+# of the LaTeX need no doubling.
+_DOC = r"""{summary}
 
-    Li, Beirami, Sanjabi and Smith, "Tilted Empirical Risk Minimization", ICLR 2021. The tilted
-    risk (1/t) log((1/n) sum_i exp(t l_i(f))) interpolates between the average loss (t -> 0),
-    the maximum (t -> +inf) and the minimum (t -> -inf); a negative tilt down-weights the rows
-    with large loss and makes the fit robust. Its gradient is sum_i w_i(t) grad l_i with the
-    tilted weights w(t) = softmax(t l) (computed with log-sum-exp), and the paper's batch TERM
-    (Algorithm 1) is gradient descent with those weights. Kernelised here: f = K w + b, loss
-    {loss}, objective
-
-        J(f) = (n / t) log((1/n) sum_i exp(t l_i(f))) + alpha ||f||_H^2,
-
-    n times the tilted risk so that t -> 0 is exactly the ridge ERM of this library
-    (``Subquantile...(epsilon=0)``). Full-batch functional gradient descent from f = 0:
-    w <- w - eta (n w(t) * l' + 2 alpha w), b <- b - eta sum_i n w_i(t) l'_i.
+    Li, Beirami, Sanjabi and Smith, "Tilted Empirical Risk Minimization", ICLR 2021, kernelised:
+    the tilted risk with a negative tilt down-weights the rows of large loss, which makes the
+    fit robust. Loss: {loss}.
 
     Defaults follow the authors' public code: full-batch gradient descent, 10,000 iterations,
-    t = {tilt} ({tilt_source}). Their lr = 0.1 is for a linear model with averaged loss and
-    has no direct meaning for dual kernel coefficients, so the default step is 1/L with
-    L = c max_i(n w_i(t)) lambda_max(K + 1 1^T) + 2 alpha (c the loss curvature; the ones for the
-    intercept), re-evaluated every iteration, with Armijo backtracking as a safeguard (the
-    objective never increases). No ConvergenceWarning: the fixed iteration budget is the method.
+    t = {tilt} ({tilt_source}). No ConvergenceWarning: the fixed iteration budget is the
+    method.
 
     Parameters
     ----------
@@ -176,7 +165,7 @@ _DOC = """{summary}
         The tilt t; negative for robustness, 0 is ERM. None is {tilt}.
     {kernel_doc}
     learning_rate : float, default=None
-        Fixed initial step (then backtracked); None uses 1/L as above.
+        Fixed initial step (then backtracked); None uses the step :math:`1/L` of the Notes.
     max_iter : int, default=10000
         Gradient steps (the authors' budget).
     tol : float, default=1e-10
@@ -185,7 +174,7 @@ _DOC = """{summary}
     Attributes
     ----------
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_classes)
-        Coefficients w of f(x) = sum_j w_j k(x_j, x) + b.
+        Coefficients :math:`w` of :math:`f(x) = \sum_j w_j \kappa(x_j, x) + b`.
     intercept_ : float or ndarray of shape (n_classes,)
         The intercept b.
     X_fit_ : ndarray of shape (n_samples, n_features)
@@ -193,7 +182,7 @@ _DOC = """{summary}
     tilt_ : float
         The tilt used.
     weights_ : ndarray of shape (n_samples,)
-        Final tilted weights softmax(t l) (sum to 1).
+        Final tilted weights :math:`q(t) = \operatorname{softmax}(t \ell)` (sum to 1).
     outlier_scores_ : ndarray of shape (n_samples,)
         Final per-row training losses.
     objective_history_ : ndarray of shape (``n_iter_`` + 1,)
@@ -202,24 +191,89 @@ _DOC = """{summary}
         Gradient steps taken.
     converged_ : bool
         Whether ``tol`` stopped the descent before ``max_iter``.{classes}
-"""
+
+    Notes
+    -----
+    The tilted risk of the losses :math:`\ell_i(f)`,
+
+    .. math::
+
+        R_t(f) = \frac{1}{t} \log\Bigl(\frac{1}{n} \sum_{i=1}^n e^{t \ell_i(f)}\Bigr),
+
+    interpolates between the average loss (:math:`t \to 0`), the maximum
+    (:math:`t \to +\infty`) and the minimum (:math:`t \to -\infty`); a negative tilt
+    down-weights the rows with large loss. Its gradient is
+    :math:`\sum_i q_i(t) \nabla \ell_i` with the tilted weights
+    :math:`q(t) = \operatorname{softmax}(t \ell)` (computed with log-sum-exp), and the paper's
+    batch TERM (Algorithm 1) is gradient descent with those weights. Kernelised here, with
+    :math:`f(x) = \sum_j w_j \kappa(x_j, x) + b` (:math:`\kappa` the kernel), the objective is
+
+    .. math::
+
+        J(f) = \frac{n}{t} \log\Bigl(\frac{1}{n} \sum_{i=1}^n e^{t \ell_i(f)}\Bigr)
+        + \alpha \|f\|_{\mathcal{H}}^2,
+
+    :math:`n` times the tilted risk, so that :math:`t \to 0` is exactly the ridge ERM of this
+    library (``Subquantile...(epsilon=0)``). Full-batch functional gradient descent from
+    :math:`f = 0`, in coefficients:
+
+    .. math::
+
+        w \leftarrow w - \eta \bigl(n\, q(t) \circ \ell' + 2 \alpha w\bigr), \qquad
+        b \leftarrow b - \eta \sum_{i=1}^n n\, q_i(t)\, \ell'_i .
+
+    The authors' learning rate 0.1 is for a linear model with averaged loss and has no direct
+    meaning for dual kernel coefficients, so the default step is :math:`\eta = 1/L` with
+
+    .. math::
+
+        L = c \, \max_i \bigl(n\, q_i(t)\bigr)
+        \, \lambda_{\max}\bigl(K + \mathbf{1}\mathbf{1}^\top\bigr) + 2 \alpha
+
+    (:math:`c` the loss curvature; the ones for the intercept), re-evaluated every iteration,
+    with Armijo backtracking as a safeguard (the objective never increases).
+{examples}"""
+
+
+def _fill(template: str, **fields: str) -> str:
+    """``template`` with every ``{name}`` of ``fields`` replaced by its value."""
+    for name, value in fields.items():
+        template = template.replace("{" + name + "}", value)
+    return template
 
 
 class TiltedKernelRegressor(KernelBaselineRegressor, _BaseTilted):
     _default_tilt = -2.0
-    __doc__ = _DOC.format(
+    __doc__ = _fill(
+        _DOC,
         summary="TERM kernel ridge regression: squared loss under a negative tilt.",
-        loss="(f(x_i) - y_i)^2",
+        loss=r":math:`\ell_i(f) = (f(x_i) - y_i)^2`",
         tilt="-2",
         tilt_source="their robust regression",
         kernel_doc=KERNEL_PARAMETERS_DOC,
         classes="",
+        examples="""
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from robustkernel.baselines import TiltedKernelRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, size=(100, 1))
+    >>> y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=100)
+    >>> y[:10] += 10.0  # 10% of the targets corrupted
+    >>> model = TiltedKernelRegressor(alpha=0.1).fit(X, y)  # tilt t = -2
+    >>> bool(model.weights_[:10].max() < 1e-6)  # the corrupted rows weigh nothing
+    True
+    >>> bool(model.score(X[10:], y[10:]) > 0.95)
+    True
+""",
     )
 
 
 class TiltedKernelClassifier(KernelBaselineClassifier, _BaseTilted):
     _default_tilt = -0.1
-    __doc__ = _DOC.format(
+    __doc__ = _fill(
+        _DOC,
         summary="TERM kernel logistic (binary) / softmax (multiclass) classification.",
         loss="the binary cross-entropy on logits (two classes) or the softmax cross-entropy",
         tilt="-0.1",
@@ -231,4 +285,18 @@ class TiltedKernelClassifier(KernelBaselineClassifier, _BaseTilted):
         ),
         kernel_doc=KERNEL_PARAMETERS_DOC,
         classes="\n    classes_ : ndarray of shape (n_classes,)\n        Class labels.",
+        examples="""
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from robustkernel.baselines import TiltedKernelClassifier
+    >>> X, y = make_moons(200, noise=0.1, random_state=0)
+    >>> y_noisy = y.copy()
+    >>> y_noisy[:20] = 1 - y_noisy[:20]  # 10% of the labels flipped
+    >>> model = TiltedKernelClassifier(gamma=2.0).fit(X, y_noisy)  # tilt t = -0.1
+    >>> bool(model.weights_[:20].mean() < model.weights_[20:].mean())
+    True
+    >>> bool(model.score(X, y) > 0.9)  # accuracy on the true labels
+    True
+""",
     )

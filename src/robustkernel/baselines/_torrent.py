@@ -19,25 +19,21 @@ from ._common import KERNEL_PARAMETERS_DOC, TrimmedBaselineRegressor
 
 class TorrentGDKernelRegressor(TrimmedBaselineRegressor):
     __doc__ = (
-        """TORRENT-GD: gradient steps on the active set of the (1 - epsilon) n smallest residuals.
+        r"""TORRENT-GD: gradient steps on the active set of the (1 - epsilon) n smallest residuals.
 
     Bhatia, Jain and Kar, "Robust Regression via Hard Thresholding", NeurIPS 2015, Algorithm
-    TORRENT-GD: from w = 0, repeat { w <- w - eta X_S (X_S^T w - y_S); S <- the (1 - beta) n rows
-    of smallest abs(y_i - x_i^T w) }. Kernelised, that is functional gradient descent on the squared
-    loss summed over the active set plus alpha ||f||_H^2, with step 1 / L,
-    L = 2 lambda_max(K) + 2 alpha, and the unpenalized intercept set to its exact minimizer on S
-    after each step: the core's ``gradient_method`` (solver "gd" of
-    :class:`robustkernel.SubquantileKernelRegressor`, of which TORRENT-GD is the unconstrained
-    variant, Rathnashyam and Gittens, Section 2), started from f = 0 as in the paper. A linear
-    kernel with alpha -> 0 is the paper's algorithm (with a 1/L step).
+    TORRENT-GD, kernelised: functional gradient descent on the squared loss of the rows of
+    smallest residual, the active set chosen anew after every step. A linear kernel with
+    alpha -> 0 is the paper's algorithm (with a 1/L step).
 
     Parameters
     ----------
     epsilon : float, default=0.1
-        Corrupted fraction beta; the active set keeps ceil((1 - epsilon) n) rows.
+        Corrupted fraction :math:`\beta`; the active set keeps
+        :math:`\lceil (1 - \varepsilon) n \rceil` rows.
     """
         + KERNEL_PARAMETERS_DOC
-        + """
+        + r"""
     max_iter : int, default=1000
         Gradient steps (a ConvergenceWarning when reached).
     tol : float, default=1e-8
@@ -49,7 +45,7 @@ class TorrentGDKernelRegressor(TrimmedBaselineRegressor):
     Attributes
     ----------
     dual_coef_ : ndarray of shape (n_samples,)
-        Coefficients w of f(x) = sum_j w_j k(x_j, x) + b.
+        Coefficients :math:`w` of :math:`f(x) = \sum_j w_j \kappa(x_j, x) + b`.
     intercept_ : float
         The intercept.
     X_fit_ : ndarray of shape (n_samples, n_features)
@@ -62,6 +58,47 @@ class TorrentGDKernelRegressor(TrimmedBaselineRegressor):
         Gradient steps taken.
     converged_ : bool
         Whether the stopping rule was met.
+
+    See Also
+    --------
+    robustkernel.SubquantileKernelRegressor : The same objective (solver "gd" and others).
+
+    Notes
+    -----
+    The paper's algorithm starts from :math:`w = 0` and repeats
+
+    .. math::
+
+        w \leftarrow w - \eta\, X_S \bigl(X_S^\top w - y_S\bigr), \qquad
+        S \leftarrow \text{the } (1 - \beta) n \text{ rows of smallest } |y_i - x_i^\top w| .
+
+    Kernelised, that is functional gradient descent on
+
+    .. math::
+
+        F(f) = \sum_{i \in S(f)} \bigl(f(x_i) - y_i\bigr)^2 + \alpha \|f\|_{\mathcal{H}}^2,
+        \qquad f(x) = \sum_{j=1}^n w_j \, \kappa(x_j, x) + b,
+
+    with :math:`\kappa` the kernel, :math:`S(f)` the active set, step :math:`1 / L` with
+    :math:`L = 2 \lambda_{\max}(K) + 2 \alpha`, and the unpenalized intercept :math:`b` set to
+    its exact minimizer on :math:`S` after each step: the core's ``gradient_method`` (solver
+    "gd" of :class:`robustkernel.SubquantileKernelRegressor`, of which TORRENT-GD is the
+    unconstrained variant, Rathnashyam and Gittens, Section 2), started from :math:`f = 0` as
+    in the paper.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from robustkernel.baselines import TorrentGDKernelRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, size=(100, 1))
+    >>> y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=100)
+    >>> y[:10] += 10.0  # 10% of the targets corrupted
+    >>> model = TorrentGDKernelRegressor(epsilon=0.1, alpha=0.1).fit(X, y)
+    >>> np.flatnonzero(~model.inlier_mask_)  # the rows left out of the active set
+    array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+    >>> bool(model.score(X[10:], y[10:]) > 0.95)
+    True
 """
     )
 

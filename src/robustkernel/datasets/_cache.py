@@ -43,7 +43,18 @@ def get_data_home(data_home: str | os.PathLike | None = None) -> Path:
     -------
     path : pathlib.Path
         The directory, with ``~`` expanded. It is not created here (a read-only shared folder
-        must work); :func:`fetch_file` creates it when it downloads.
+        must work); ``fetch_file`` creates it when it downloads.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from robustkernel.datasets import get_data_home, load_dataset
+    >>> get_data_home("~/robustkernel_data") == Path.home() / "robustkernel_data"
+    True
+
+    The loaders read and fill that folder:
+
+    >>> X, y = load_dataset("concrete", data_home="~/robustkernel_data")  # doctest: +SKIP
     """
     if data_home is None:
         data_home = os.environ.get(DATA_ENV_VAR) or None

@@ -105,7 +105,7 @@ def load_dataset(
     Parameters
     ----------
     name : str
-        A key of :data:`robustkernel.datasets.DATASETS`, e.g. ``"boston"`` or ``"satimage"``.
+        A key of ``robustkernel.datasets.DATASETS``, e.g. ``"boston"`` or ``"satimage"``.
     subset : str, default=None
         For data sets with several files (Satimage: ``"all"``, ``"train"``, ``"test"``); None
         selects the first (``"all"``).
@@ -132,6 +132,29 @@ def load_dataset(
         Features as float64; the target as float64 (regression) or its class labels.
     bunch : sklearn.utils.Bunch
         When ``return_X_y=False``.
+
+    See Also
+    --------
+    get_data_home : The cache directory of the downloaded files.
+
+    Examples
+    --------
+    Iris, Wine and Breast cancer come with scikit-learn and need no download:
+
+    >>> from robustkernel.datasets import load_dataset
+    >>> X, y = load_dataset("breast_cancer")
+    >>> X.shape, y.shape
+    ((569, 30), (569,))
+    >>> bunch = load_dataset("breast_cancer", return_X_y=False)
+    >>> bunch.task, bunch.feature_names[:2]
+    ('binary', ['mean radius', 'mean texture'])
+
+    The other data sets are downloaded once into the cache (checksums verified) and read from
+    it afterwards; ``data_home`` chooses the folder:
+
+    >>> X, y = load_dataset("boston", data_home="~/robustkernel_data")  # doctest: +SKIP
+    >>> X.shape  # doctest: +SKIP
+    (506, 13)
     """
     spec = _spec(name)
     X, y = _handle_missing(*_read_frame(spec, subset, data_home, download_if_missing), missing)

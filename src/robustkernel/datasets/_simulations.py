@@ -238,6 +238,25 @@ def make_kl_regression(
         The covariates.
     y : ndarray of shape (n,)
         The responses f(X) plus noise.
+
+    Examples
+    --------
+    Function (a) is x1 + x2 + x3: it depends on X through one direction, which the metric
+    learned by :class:`robustkernel.MetricKernelRidge` recovers:
+
+    >>> import numpy as np
+    >>> from robustkernel import MetricKernelRidge
+    >>> from robustkernel.datasets import central_subspace, make_kl_regression, subspace_distance
+    >>> X, y = make_kl_regression(200, p=10, f="a", noise=0.1, random_state=0)
+    >>> X.shape, y.shape
+    ((200, 10), (200,))
+    >>> bool(abs(np.std(y - X[:, :3].sum(axis=1)) - 0.1) < 0.02)  # the noise
+    True
+    >>> model = MetricKernelRidge(lam=0.1).fit(X, y)
+    >>> model.rank_
+    1
+    >>> bool(subspace_distance(model.components_.T, central_subspace("a", 10)) < 0.2)
+    True
     """
     _check_function(f, p)
     if noise < 0:

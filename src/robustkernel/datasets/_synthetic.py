@@ -29,15 +29,20 @@ def make_polynomial_regression(
     noise: float = 0.01,
     random_state: int | np.random.RandomState | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Generate a one-feature polynomial regression problem with random coefficients.
+    r"""Generate a one-feature polynomial regression problem with random coefficients.
 
-    x ~ N(0, 1), coefficients a_0, ..., a_degree ~ N(0, 1), and
-    y = sum_i a_i x^i + e with e ~ N(0, noise^2): ``noise`` is the **standard deviation** of the
-    additive Gaussian noise.
+    :math:`x \sim N(0, 1)`, coefficients :math:`a_0, \dots, a_d \sim N(0, 1)` with
+    :math:`d` = ``degree``, and
+
+    .. math::
+
+        y = \sum_{i=0}^{d} a_i x^i + e, \qquad e \sim N(0, \sigma^2):
+
+    ``noise`` is the **standard deviation** :math:`\sigma` of the additive Gaussian noise.
 
     This is the synthetic data set of Rathnashyam and Gittens (2023), Table 1 (n = 1000,
-    degree 3), which writes
-    y ~ N(sum_i a_i x^i, 0.01). We read 0.01 as the standard deviation: the paper reports a test
+    degree 3), which writes :math:`y \sim N(\sum_i a_i x^i, 0.01)`. We read 0.01 as the
+    standard deviation: the paper reports a test
     RMSE of 0.010 for Subquantile at every eps, which is the noise floor when the noise standard
     deviation is 0.01 (with a variance of 0.01 the floor would be 0.1). Those RMSEs are in the
     raw units of y; if an experiment standardizes y, its noise floor is 0.01 / std(y).

@@ -425,7 +425,7 @@ def _estimator_has(method: str):
 
 
 class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
-    """Subquantile minimization around any regressor: fit on the rows it explains best.
+    r"""Subquantile minimization around any regressor: fit on the rows it explains best.
 
     The estimator is fitted on the (1 - epsilon) fraction of the rows of smallest squared
     residual, alternating fits and re-ranking until the kept rows repeat; the rest are
@@ -510,9 +510,19 @@ class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
 
     Notes
     -----
-    The objective is the Subquantile one: the sum of the losses of the k = ceil((1 - epsilon) n)
-    rows the model explains best. The alternation (fit on the kept rows, rank every row's loss,
-    keep the k smallest, refit until the kept rows repeat) never increases it for an estimator
+    The objective is the Subquantile one: the sum of the losses of the
+    :math:`k = \lceil (1 - \varepsilon) n \rceil` rows the model explains best,
+
+    .. math::
+
+        \min_f \; \sum_{i \in S(f)} \ell_i(f), \qquad
+        \ell_i(f) = \Bigl(\frac{y_i - f(x_i)}{s}\Bigr)^2,
+
+    with :math:`S(f)` the :math:`k` rows of smallest loss and :math:`s` the power of two
+    ``target_scale_`` (with ``sample_weight``, the rows of smallest loss up to
+    :math:`1 - \varepsilon` of the total weight, each loss weighted). The alternation (fit on
+    the kept rows, rank every row's loss, keep the k smallest, refit until the kept rows
+    repeat) never increases it for an estimator
     that minimizes its loss on the rows it is given; for other estimators (boosting, early
     stopping, neural networks) it is the papers' base-learner heuristic. The rows are indexed,
     not weighted, so an estimator that does not take ``sample_weight`` works (and a weight of 0
@@ -623,7 +633,7 @@ class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
 
 
 class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
-    """Subquantile minimization around any classifier: fit on the rows it explains best.
+    r"""Subquantile minimization around any classifier: fit on the rows it explains best.
 
     The estimator is fitted on the (1 - epsilon) fraction of the rows of smallest log loss
     (at least half of every class kept), alternating fits and re-ranking until the kept rows
@@ -698,9 +708,19 @@ class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
 
     Notes
     -----
-    The objective is the Subquantile one: the sum of the losses of the k = ceil((1 - epsilon) n)
-    rows the model explains best. The alternation (fit on the kept rows, rank every row's loss,
-    keep the k smallest, refit until the kept rows repeat) never increases it for an estimator
+    The objective is the Subquantile one: the sum of the losses of the
+    :math:`k = \lceil (1 - \varepsilon) n \rceil` rows the model explains best,
+
+    .. math::
+
+        \min_f \; \sum_{i \in S(f)} \ell_i(f), \qquad
+        \ell_i(f) = -\log p_f(y_i \mid x_i),
+
+    with :math:`p_f` the estimator's probabilities and :math:`S(f)` the :math:`k` rows of
+    smallest loss, at least half of every class among them (with ``sample_weight``, the rows of
+    smallest loss up to :math:`1 - \varepsilon` of the total weight, each loss weighted). The
+    alternation (fit on the kept rows, rank every row's loss, keep the k smallest, refit until
+    the kept rows repeat) never increases it for an estimator
     that minimizes its loss on the rows it is given; for other estimators (boosting, early
     stopping, neural networks) it is the papers' base-learner heuristic. The rows are indexed,
     not weighted, so an estimator that does not take ``sample_weight`` works (and a weight of 0

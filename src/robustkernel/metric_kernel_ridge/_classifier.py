@@ -20,23 +20,24 @@ __all__ = ["MetricKernelLogisticRegression"]
 class MetricKernelLogisticRegression(ClassifierMixin, MetricKernelModel):
     """Kernel logistic regression that also learns the metric ``Sigma`` of its kernel.
 
-    Solves ``min_{f, gamma, Sigma PSD} (1/n) sum_i log(1 + exp(-y_i (f(x_i) + gamma)))
-    + (lam/2) ||f||^2`` over the RKHS of ``k_Sigma(x, x') = phi(||x - x'||^2_Sigma)``, labels
-    encoded as ``y_i = +-1``: the objective of `MetricKernelRidge` with the logistic loss in
-    place of the squared error. For fixed ``Sigma`` the inner problem is solved by Newton's
+    Solves :math:`\\min_{f, \\gamma, \\Sigma \\succeq 0} \\frac{1}{n} \\sum_i \\log(1 + e^{-y_i
+    (f(x_i) + \\gamma)}) + \\frac{\\lambda}{2} \\|f\\|_{\\mathcal{H}_\\Sigma}^2` over the RKHS of
+    :math:`k_\\Sigma(x, x') = \\phi(\\|x - x'\\|_\\Sigma^2)`, labels encoded as
+    :math:`y_i = \\pm 1`: the objective of `MetricKernelRidge` with the logistic loss in place of
+    the squared error (see Notes). For fixed ``Sigma`` the inner problem is solved by Newton's
     method; at its solution the derivative of the optimal value in the kernel matrix is
-    ``-(lam/2) a a^T`` as for the squared loss, so ``Sigma`` is learned by the same solvers
-    (and ``kkt_residual_`` means the same). As for regression, ``Sigma`` comes out exactly low
-    rank and ``transform`` projects on its column space: supervised dimension reduction for a
-    binary label.
+    :math:`-\\frac{\\lambda}{2} a a^\\top` as for the squared loss, so ``Sigma`` is learned by the
+    same solvers (and ``kkt_residual_`` means the same). As for regression, ``Sigma`` comes out
+    exactly low rank and ``transform`` projects on its column space: supervised dimension reduction
+    for a binary label.
 
     Parameters
     ----------
     lam : float, default=0.01
-        Ridge parameter ``lambda > 0`` (the penalty ``(lam/2) ||f||^2`` sits next to the *mean*
-        log-loss, so ``lam`` corresponds to ``C = 1 / (n lam)`` of
-        ``sklearn.linear_model.LogisticRegression`` with a linear kernel). Smaller than the
-        regressor's default: the log-loss is of order 0.5 where squared errors of a
+        Ridge parameter :math:`\\lambda > 0` (the penalty :math:`\\frac{\\lambda}{2}
+        \\|f\\|_{\\mathcal{H}_\\Sigma}^2` sits next to the *mean* log-loss, so ``lam`` corresponds
+        to ``C = 1 / (n lam)`` of ``sklearn.linear_model.LogisticRegression`` with a linear kernel).
+        Smaller than the regressor's default: the log-loss is of order 0.5 where squared errors of a
         standardized target are of order 1 (on two Gaussian directions in 10 features,
         ``lam = 0.01`` recovered the two directions; ``lam = 0.003`` added a third).
     kernel : {"gaussian", "gaussian_mixture", "linear", "cubic"} or (callable, callable), \
@@ -85,6 +86,25 @@ X_fit_, n_iter_, objective_history_, objective_, kkt_residual_, converged_
     --------
     MetricKernelRidge : The same with the squared error (regression).
     sklearn.linear_model.LogisticRegression : The linear model with a fixed metric.
+
+    Notes
+    -----
+    With :math:`\\|v\\|_\\Sigma^2 = v^\\top \\Sigma v` and :math:`\\mathcal{H}_\\Sigma` the RKHS of
+    :math:`k_\\Sigma(x, x') = \\phi(\\|x - x'\\|_\\Sigma^2)`, the metric minimizes
+
+    .. math::
+
+        J_n(\\Sigma) = \\min_{f \\in \\mathcal{H}_\\Sigma, \\, \\gamma} \\;
+        \\frac{1}{n} \\sum_{i=1}^n \\log\\bigl(1 + e^{-y_i (f(x_i) + \\gamma)}\\bigr)
+        + \\frac{\\lambda}{2} \\|f\\|_{\\mathcal{H}_\\Sigma}^2
+        \\quad \\text{over } \\Sigma \\succeq 0 .
+
+    The inner minimizer is :math:`f = \\sum_j a_j k_\\Sigma(x_j, \\cdot)` with
+    :math:`a = -\\ell'(f) / (n \\lambda)`, :math:`\\ell'` the derivatives of the log-loss at the
+    rows, so that :math:`\\partial J_n / \\partial K = -\\frac{\\lambda}{2} a a^\\top` and the
+    gradient in :math:`\\Sigma` has the form of the squared loss's:
+    :math:`\\nabla J_n(\\Sigma) = -\\frac{\\lambda}{2} \\sum_{i,j} a_i a_j \\,
+    \\phi'(\\|x_i - x_j\\|_\\Sigma^2) \\, (x_i - x_j)(x_i - x_j)^\\top`.
 
     References
     ----------

@@ -107,26 +107,26 @@ class MetricKernelRidgeCV(
 ):
     """`MetricKernelRidge` with ``lam`` chosen on held-out rows and a ridge tuned to predict.
 
-    A fraction ``validation_fraction`` of the rows is held out. On the others `MetricKernelRidge`
-    is fitted along ``lams`` (warm starts, in the order given); for every learned metric
-    ``Sigma`` the kernel ridge fit with kernel ``phi(s ||x - x'||^2_Sigma)`` whose bandwidth
-    factor ``s`` (in ``scales``) and ridge ``mu`` (in ``ridges``) have the smallest closed-form
+    A fraction ``validation_fraction`` of the rows is held out. On the others `MetricKernelRidge` is
+    fitted along ``lams`` (warm starts, in the order given); for every learned metric ``Sigma`` the
+    kernel ridge fit with kernel :math:`\\phi(s \\|x - x'\\|_\\Sigma^2)` whose bandwidth factor
+    ``s`` (in ``scales``) and ridge ``mu`` (in ``ridges``) have the smallest closed-form
     leave-one-out error is scored on the held-out rows. The path stops once that score has not
-    improved for ``n_iter_no_change`` values of ``lam``. The metric is then refitted on all rows
-    at the best ``lam`` (warm-started from its fit on the others), ``s`` and ``mu`` are chosen
-    again by leave-one-out on all rows, and that kernel ridge fit is the predictor. ``lam``
-    decides the subspace (and its rank), ``s`` and ``mu`` the fit on it: the paper's ``lam``
-    that makes ``Sigma`` exactly low rank is a heavy ridge for prediction.
+    improved for ``n_iter_no_change`` values of ``lam``. The metric is then refitted on all rows at
+    the best ``lam`` (warm-started from its fit on the others), ``s`` and ``mu`` are chosen again by
+    leave-one-out on all rows, and that kernel ridge fit is the predictor. ``lam`` decides the
+    subspace (and its rank), ``s`` and ``mu`` the fit on it: the paper's ``lam`` that makes
+    ``Sigma`` exactly low rank is a heavy ridge for prediction.
 
     With ``epsilon``, all of this happens on the rows a Subquantile fit keeps: the path and the
-    held-out rows are drawn from the rows kept by ``SubquantileKernelRegressor(epsilon)``, the
-    refit at ``lam_`` is ``MetricKernelRidge(epsilon=...)``'s alternation started from those
-    rows, and ``s`` is chosen on the rows it keeps. The predictor is then
+    held-out rows are drawn from the rows kept by ``SubquantileKernelRegressor(epsilon)``, the refit
+    at ``lam_`` is ``MetricKernelRidge(epsilon=...)``'s alternation started from those rows, and
+    ``s`` is chosen on the rows it keeps. The predictor is then
     ``SubquantileKernelRegressor(kernel="precomputed", epsilon=epsilon)`` on the learned kernel
-    ``phi(s ||x - x'||^2_Sigma)``: with the learned metric the fit is sharp enough to expose
-    corrupted rows that the isotropic start kept (on the paper's f (a), p = 20, 20% of the
-    targets replaced: test RMSE 1.05 - 1.17x that of this estimator on the clean rows alone,
-    5 seeds, against 1.16 - 2.0x with the final ridge of the metric's kept rows).
+    :math:`\\phi(s \\|x - x'\\|_\\Sigma^2)`: with the learned metric the fit is sharp enough to
+    expose corrupted rows that the isotropic start kept (on the paper's f (a), p = 20, 20% of the
+    targets replaced: test RMSE 1.05 - 1.17x that of this estimator on the clean rows alone, 5
+    seeds, against 1.16 - 2.0x with the final ridge of the metric's kept rows).
 
     Parameters
     ----------
@@ -200,6 +200,30 @@ default="gaussian"
     See Also
     --------
     MetricKernelRidge : One ``lam``, the paper's estimator.
+
+    Notes
+    -----
+    Each metric of the path minimizes :math:`J_n(\\Sigma)` of :class:`MetricKernelRidge` at its
+    :math:`\\lambda`. The predictor on a metric :math:`\\Sigma` is kernel ridge regression with an
+    unpenalized intercept and the kernel :math:`\\phi(s \\|x - x'\\|_\\Sigma^2)`; with
+    :math:`H = I - \\mathbf{1}\\mathbf{1}^\\top / n`, :math:`K_c = H K H` and the ridge
+    :math:`\\mu`, its fitted values are :math:`S y` with
+
+    .. math::
+
+        S = \\frac{1}{n} \\mathbf{1}\\mathbf{1}^\\top + K_c (K_c + n \\mu I)^{-1},
+
+    so that its leave-one-out mean squared error, which chooses :math:`(s, \\mu)`, is
+
+    .. math::
+
+        \\mathrm{LOO}(s, \\mu) = \\frac{1}{n} \\sum_{i=1}^n
+        \\Bigl(\\frac{y_i - (S y)_i}{1 - S_{ii}}\\Bigr)^2,
+
+    from one eigendecomposition of :math:`K_c` per :math:`(\\Sigma, s)` for every :math:`\\mu`.
+    ``lam`` is chosen by the held-out error instead: leave-one-out treats :math:`\\Sigma` as
+    given, and a small ``lam`` learns directions that fit the noise of the very rows it is
+    scored on.
 
     Examples
     --------

@@ -320,13 +320,14 @@ class MetricKernelModel(
 class MetricKernelRidge(RegressorMixin, MetricKernelModel):
     """Kernel ridge regression that also learns the metric ``Sigma`` of its kernel.
 
-    Solves ``min_{f, gamma, Sigma PSD} (1/2n) sum_i (y_i - f(x_i) - gamma)^2 + (lam/2) ||f||^2``
-    over the RKHS of ``k_Sigma(x, x') = phi(||x - x'||^2_Sigma)``, ``||v||^2_Sigma = v^T Sigma v``
-    (Chen, Li, Liu and Ruan 2023, eq. (1.2)). For fixed ``Sigma`` the inner problem is solved in
-    closed form; the reduced objective ``J_n(Sigma)`` is minimized over the PSD cone from
-    ``Sigma = I / p``, by default to a relative KKT residual of ``1e-6`` (``kkt_residual_``).
-    No rank penalty is used, yet the solution is typically exactly low rank; ``transform``
-    projects on its column space.
+    Solves :math:`\\min_{f, \\gamma, \\Sigma \\succeq 0} \\frac{1}{2n} \\sum_i (y_i - f(x_i) -
+    \\gamma)^2 + \\frac{\\lambda}{2} \\|f\\|_{\\mathcal{H}_\\Sigma}^2` over the RKHS
+    :math:`\\mathcal{H}_\\Sigma` of :math:`k_\\Sigma(x, x') = \\phi(\\|x - x'\\|_\\Sigma^2)`,
+    :math:`\\|v\\|_\\Sigma^2 = v^\\top \\Sigma v` (Chen, Li, Liu and Ruan 2023, eq. (1.2); see
+    Notes). For fixed ``Sigma`` the inner problem is solved in closed form; the reduced objective
+    :math:`J_n(\\Sigma)` is minimized over the PSD cone from :math:`\\Sigma = I / p`, by default to
+    a relative KKT residual of ``1e-6`` (``kkt_residual_``). No rank penalty is used, yet the
+    solution is typically exactly low rank; ``transform`` projects on its column space.
 
     ``Sigma`` is in the units of ``X`` and the descent's ``lr`` and ``tol`` in those of ``y``:
     standardize both. Features so large next to the default ``init`` that the kernel vanishes
@@ -337,9 +338,9 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
     Parameters
     ----------
     lam : float, default=0.1
-        Ridge parameter ``lambda > 0`` (the penalty is ``(lam/2) ||f||^2`` next to a *mean*
-        squared error, so ``lam`` corresponds to ``alpha = n * lam`` of
-        ``sklearn.kernel_ridge.KernelRidge``).
+        Ridge parameter :math:`\\lambda > 0` (the penalty is :math:`\\frac{\\lambda}{2}
+        \\|f\\|_{\\mathcal{H}_\\Sigma}^2` next to a *mean* squared error, so ``lam`` corresponds to
+        ``alpha = n * lam`` of ``sklearn.kernel_ridge.KernelRidge``).
     epsilon : float in [0, 0.5), "auto" or None, default=None
         Fraction of the rows to leave out as suspects (contaminated targets). ``None`` fits all
         rows (the paper's estimator). Otherwise ``Sigma`` and ``f`` are learned on the
@@ -350,12 +351,14 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
         contaminated fraction (``epsilon_``).
     kernel : {"gaussian", "gaussian_mixture", "linear", "cubic"} or (callable, callable), \
             default="gaussian"
-        ``"gaussian"``: ``phi(z) = exp(-z)``. ``"gaussian_mixture"``:
-        ``phi(z) = sum_m c_m exp(-t_m z)`` with ``kernel_params={"weights": c, "scales": t}``.
-        A pair ``(phi, dphi)`` of vectorised callables gives any other translation-invariant
-        kernel ``phi(||x - x'||^2_Sigma)``. ``"linear"`` (``x^T Sigma x'``) and ``"cubic"``
-        (``(x^T Sigma x')^3``) are the inner-product kernels of the paper's control experiment;
-        they carry the constraint ``||Sigma||_op <= op_norm_bound``.
+        ``"gaussian"``: :math:`\\phi(z) = e^{-z}`. ``"gaussian_mixture"``:
+        :math:`\\phi(z) = \\sum_m c_m e^{-t_m z}` with
+        ``kernel_params={"weights": c, "scales": t}``. A pair ``(phi, dphi)`` of vectorised
+        callables gives any other translation-invariant kernel
+        :math:`\\phi(\\|x - x'\\|_\\Sigma^2)`. ``"linear"`` (:math:`x^\\top \\Sigma x'`) and
+        ``"cubic"`` (:math:`(x^\\top \\Sigma x')^3`) are the inner-product kernels of the paper's
+        control experiment; they carry the constraint
+        :math:`\\|\\Sigma\\|_{\\mathrm{op}} \\le` ``op_norm_bound``.
     kernel_params : dict, default=None
         Parameters of ``"gaussian_mixture"``.
     solver : {"auto", "lbfgs", "projected_gradient"}, default="auto"
@@ -373,14 +376,14 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
     lr : float, default=0.1
         Initial step size of every projected gradient line search.
     armijo_c : float, default=1e-3
-        Sufficient-decrease constant ``c`` of the Armijo rule
-        ``J(Sigma+) <= J(Sigma) - c * eta * ||G_p||_F^2``.
+        Sufficient-decrease constant :math:`c` of the Armijo rule
+        :math:`J(\\Sigma^+) \\le J(\\Sigma) - c \\, \\eta \\, \\|G_p\\|_F^2`.
     beta : float, default=0.5
         Backtracking factor.
     tol : float, default=None
-        ``"projected_gradient"``: stop when ``||Sigma+ - Sigma||_F / eta < tol`` (``None``:
-        ``1e-3``, the paper's). ``"lbfgs"``: stop when ``kkt_residual_ <= tol`` (``None``:
-        ``1e-6``).
+        ``"projected_gradient"``: stop when :math:`\\|\\Sigma^+ - \\Sigma\\|_F / \\eta <` ``tol``
+        (``None``: ``1e-3``, the paper's). ``"lbfgs"``: stop when ``kkt_residual_ <= tol``
+        (``None``: ``1e-6``).
     max_iter : int, default=2000
         Maximum number of iterations: projected gradient steps, plus L-BFGS iterations for
         ``"lbfgs"`` (``0`` fits plain kernel ridge with ``Sigma = init``).
@@ -397,12 +400,12 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
         ``None`` (or ``batch_size >= n_samples``): every iteration uses all rows, as in the paper.
         An integer ``m >= 2`` below ``n_samples`` gives stochastic (mini-batch) descent: every
         iteration draws ``m`` rows without replacement and computes ``J``, its exact gradient and
-        the whole Armijo search on those rows only; the stopping rule is then applied to the
-        step averaged over the last 10 iterations,
-        ``||Sigma_t - Sigma_{t-10}||_F / (eta_{t-9} + ... + eta_t) < tol``, so that part of the
-        batch noise cancels. With the default ``tol`` that rule is rarely met (the steps stay
-        noisy at the solution), so ``max_iter`` acts as the iteration budget and a
-        ``ConvergenceWarning`` is the normal outcome. See Notes for the trade-off.
+        the whole Armijo search on those rows only; the stopping rule is then applied to the step
+        averaged over the last 10 iterations, :math:`\\|\\Sigma_t - \\Sigma_{t-10}\\|_F /
+        (\\eta_{t-9} + \\dots + \\eta_t) <` ``tol``, so that part of the batch noise cancels. With
+        the default ``tol`` that rule is rarely met (the steps stay noisy at the solution), so
+        ``max_iter`` acts as the iteration budget and a ``ConvergenceWarning`` is the normal
+        outcome. See Notes for the trade-off.
     random_state : int, RandomState instance or None, default=None
         Seeds the mini-batch draws (ignored when all rows are used). Pass an int for
         reproducible fits.
@@ -440,8 +443,8 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
         How far ``Sigma_`` is from a stationary point of ``J_n`` on the feasible set: in the
         eigenbasis of ``Sigma_`` the norm of the gradient on and across its column space plus
         the negative part of the gradient on its null space (a direction outside the column
-        space along which ``J_n`` decreases), times ``||Sigma_||_F / J_n`` so that it is scale
-        free. ``0`` exactly at a first-order stationary point.
+        space along which ``J_n`` decreases), times :math:`\\|\\Sigma\\|_F / J_n` so that it is
+        scale free. ``0`` exactly at a first-order stationary point.
     converged_ : bool
         Whether the stopping rule was met before ``max_iter``.
     inlier_mask_ : ndarray of bool, shape (n_samples,)
@@ -465,6 +468,32 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
 
     Notes
     -----
+    Objective. With the kernel :math:`k_\\Sigma(x, x') = \\phi(\\|x - x'\\|_\\Sigma^2)`,
+    :math:`\\|v\\|_\\Sigma^2 = v^\\top \\Sigma v`, and :math:`\\mathcal{H}_\\Sigma` its RKHS,
+    the metric minimizes
+
+    .. math::
+
+        J_n(\\Sigma) = \\min_{f \\in \\mathcal{H}_\\Sigma, \\, \\gamma} \\;
+        \\frac{1}{2n} \\sum_{i=1}^n \\bigl(y_i - f(x_i) - \\gamma\\bigr)^2
+        + \\frac{\\lambda}{2} \\|f\\|_{\\mathcal{H}_\\Sigma}^2
+        \\quad \\text{over } \\Sigma \\succeq 0 .
+
+    With :math:`K` the kernel matrix, :math:`H = I - \\mathbf{1}\\mathbf{1}^\\top / n` and
+    :math:`K_c = H K H`, the inner problem is solved by
+    :math:`f = \\sum_j a_j k_\\Sigma(x_j, \\cdot)`,
+
+    .. math::
+
+        a = (K_c + n \\lambda I)^{-1} H y, \\qquad
+        \\gamma = \\operatorname{mean}(y - K a), \\qquad
+        J_n(\\Sigma) = \\frac{\\lambda}{2} (H y)^\\top (K_c + n \\lambda I)^{-1} H y,
+
+    and the gradient is :math:`\\nabla J_n(\\Sigma) = -\\frac{\\lambda}{2} \\sum_{i,j} a_i a_j \\,
+    \\phi'(\\|x_i - x_j\\|_\\Sigma^2) \\, (x_i - x_j)(x_i - x_j)^\\top`. The projected gradient step
+    is :math:`\\Sigma^+ = P(\\Sigma - \\eta \\nabla J_n(\\Sigma))`, :math:`P` clipping the negative
+    eigenvalues to 0.
+
     Cost. With all ``n`` rows an iteration costs ``O(n^2 p + n^3)`` time (kernel matrix and
     gradient contraction, Cholesky solve; one more solve per backtracking step) and ``O(n^2)``
     memory. With ``batch_size=m`` it costs ``O(m^2 p + m^3)`` time and ``O(m^2)`` memory,
@@ -675,6 +704,29 @@ class MetricKernelRidgePath:
         Test RMSE, given ``X_test`` and ``y_test``.
     estimators : list of MetricKernelRidge or None, default=None
         The fitted estimators, given ``return_estimators=True``.
+
+    See Also
+    --------
+    metric_kernel_ridge_path : The function that fits the path and returns this object.
+
+    Notes
+    -----
+    Entry :math:`l` describes the fit at :math:`\\lambda_l`: ``Sigma[l]`` is its minimizer
+    :math:`\\Sigma_l` of :math:`J_n(\\Sigma; \\lambda_l)` (see :class:`MetricKernelRidge`),
+    ``objective[l]`` is :math:`J_n(\\Sigma_l; \\lambda_l)`, and the RMSEs are
+    :math:`\\bigl(\\frac{1}{n} \\sum_i (y_i - \\hat f_l(x_i))^2\\bigr)^{1/2}` on the training and
+    the test rows.
+
+    Examples
+    --------
+    >>> from robustkernel import metric_kernel_ridge_path
+    >>> from robustkernel.datasets import make_kl_regression
+    >>> X, y = make_kl_regression(150, p=5, f="b", random_state=0)
+    >>> path = metric_kernel_ridge_path(X, y, [0.1, 0.01])
+    >>> path.Sigma.shape  # one learned metric per lam
+    (2, 5, 5)
+    >>> path.to_frame().columns.tolist()
+    ['lam', 'rank', 'numerical_rank', 'objective', 'n_iter', 'converged', 'train_rmse']
     """
 
     lams: np.ndarray
@@ -753,6 +805,38 @@ def metric_kernel_ridge_path(
     -------
     MetricKernelRidgePath
         Per-``lam`` rank, objective, ``Sigma``, iterations, and train (and test) RMSE.
+
+    See Also
+    --------
+    MetricKernelRidge : The estimator fitted at every ``lam``.
+    MetricKernelRidgeCV : ``lam`` chosen on held-out rows along such a path.
+
+    Notes
+    -----
+    For :math:`\\lambda_1, \\lambda_2, \\dots` in the order given, the fit at :math:`\\lambda_l`
+    minimizes :math:`J_n(\\Sigma; \\lambda_l)` of :class:`MetricKernelRidge` starting from the
+    previous solution,
+
+    .. math::
+
+        \\Sigma_l = \\arg\\min_{\\Sigma \\succeq 0} J_n(\\Sigma; \\lambda_l)
+        \\quad \\text{from } \\Sigma_{l-1}
+        \\qquad (\\Sigma_0 = \\text{the estimator's init}),
+
+    so that a path from large to small :math:`\\lambda` follows the rank of :math:`\\Sigma` as it
+    grows.
+
+    Examples
+    --------
+    >>> from robustkernel import metric_kernel_ridge_path
+    >>> from robustkernel.datasets import make_kl_regression
+    >>> X, y = make_kl_regression(150, p=5, f="b", random_state=0)  # y = x1 x2 + noise
+    >>> X_test, y_test = make_kl_regression(100, p=5, f="b", random_state=1)
+    >>> path = metric_kernel_ridge_path(X, y, [0.1, 0.01], X_test=X_test, y_test=y_test)
+    >>> path.rank.tolist()  # the two directions x1 and x2
+    [2, 2]
+    >>> bool(path.test_rmse[1] < path.test_rmse[0])  # the smaller lam predicts better here
+    True
     """
     lams_arr = np.asarray(lams, dtype=float).ravel()
     if lams_arr.size == 0:

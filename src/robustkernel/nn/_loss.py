@@ -8,14 +8,15 @@ from .._fractions import n_kept
 
 
 def subquantile_loss(losses: Any, epsilon: float, *, smoothing: float | None = None) -> Any:
-    """The mean of the ``(1 - epsilon)`` fraction of smallest per-sample losses.
+    r"""The mean of the ``(1 - epsilon)`` fraction of smallest per-sample losses.
 
-    This is the papers' g(t, f) = t - (1 / k) sum_i (t - l_i)_+ at its maximizing t, the k-th
-    smallest loss (k = ceil((1 - epsilon) n)): its gradient is the mean gradient of the k
-    best-explained samples, so a training step ignores the rows that look corrupted. With
-    ``smoothing=s`` the hinge is replaced by the softplus (1 / s) log(1 + exp(s x)), and every
-    sample's gradient is weighted by sigmoid(s (t - l_i)) / k; s -> infinity gives the hard
-    version.
+    This is the papers' :math:`g(t, f) = t - \frac{1}{k} \sum_{i=1}^n (t - \ell_i)_+` at its
+    maximizing :math:`t`, the :math:`k`-th smallest loss
+    (:math:`k = \lceil (1 - \varepsilon) n \rceil`): its gradient is the mean gradient of the
+    :math:`k` best-explained samples, so a training step ignores the rows that look corrupted.
+    With ``smoothing=s`` the hinge is replaced by the softplus
+    :math:`\frac{1}{s} \log(1 + e^{s x})`, and every sample's gradient is weighted by
+    :math:`\sigma(s (t - \ell_i)) / k`; :math:`s \to \infty` gives the hard version.
 
     Parameters
     ----------
@@ -39,6 +40,19 @@ def subquantile_loss(losses: Any, epsilon: float, *, smoothing: float | None = N
         ``losses`` is not one-dimensional and non-empty, ``epsilon`` is outside [0, 0.5), or
         ``smoothing`` is not positive or outside the range of the losses' floating dtype
         (s and 1 / s must be representable: about [3e-39, 3e38] in float32).
+
+    Notes
+    -----
+    With :math:`\ell_{(1)} \le \dots \le \ell_{(n)}` the sorted losses, the hard version
+    (``smoothing=None``) returns
+
+    .. math::
+
+        \max_t \, g(t, f) = \frac{1}{k} \sum_{i=1}^k \ell_{(i)},
+
+    and the smoothed one returns
+    :math:`t - \frac{1}{k} \sum_{i=1}^n \frac{1}{s} \log\bigl(1 + e^{s (t - \ell_i)}\bigr)`
+    at :math:`t = \ell_{(k)}`.
 
     Examples
     --------

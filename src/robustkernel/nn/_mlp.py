@@ -493,10 +493,11 @@ class _BaseSubquantileMLP(VersionStamped, BaseEstimator):
 
 
 class SubquantileMLPRegressor(RegressorMixin, _BaseSubquantileMLP):
-    """Two-layer network regression fitted on the rows it explains best (Subquantile descent).
+    r"""Two-layer network regression fitted on the rows it explains best (Subquantile descent).
 
-    f(x) = sum_k a_k sigma(w_k^T x + c_k) + b is trained by gradient steps on the mean squared
-    residual of the k = ceil((1 - epsilon) n) rows of smallest residual, chosen anew at every
+    The network :math:`f(x) = \sum_{j=1}^m a_j \, \sigma(w_j^\top x + c_j) + b` is trained by
+    gradient steps on the mean squared residual of the
+    :math:`k = \lceil (1 - \varepsilon) n \rceil` rows of smallest residual, chosen anew at every
     step (the papers' Subquantile gradient with momentum or Nesterov acceleration); the other
     rows are reported as suspects. Inputs are scaled by their median and interquartile range,
     targets by their median and median absolute deviation, so corrupted values do not set the
@@ -508,9 +509,9 @@ class SubquantileMLPRegressor(RegressorMixin, _BaseSubquantileMLP):
         Fraction of the rows left out. For an estimate, wrap ``MLPRegressor`` in
         :class:`SubquantileRegressor` (``epsilon="auto"``).
     hidden_units : int, default=64
-        Width of the hidden layer.
+        Width m of the hidden layer.
     activation : {"tanh", "relu", "sigmoid", "softplus"}, default="tanh"
-        sigma.
+        The activation :math:`\sigma`.
     solver : {"gd", "momentum", "nesterov", "adam"}, default="nesterov"
         The update: gradient descent, heavy ball, Nesterov (both with ``momentum``) or Adam.
     learning_rate : float, default=0.1
@@ -518,7 +519,8 @@ class SubquantileMLPRegressor(RegressorMixin, _BaseSubquantileMLP):
     momentum : float in [0, 1), default=0.9
         Momentum of "momentum" and "nesterov".
     alpha : float, default=1e-4
-        Ridge penalty on the weights, (alpha / 2k) ||W||^2.
+        Ridge penalty on the weights of both layers (not the biases),
+        :math:`\frac{\alpha}{2k} \bigl(\|W\|_F^2 + \|a\|^2\bigr)`.
     max_iter : int, default=3000
         Most iterations (full-batch steps, or epochs with ``batch_size``).
     batch_size : int or None, default=None
@@ -586,9 +588,19 @@ class SubquantileMLPRegressor(RegressorMixin, _BaseSubquantileMLP):
     Notes
     -----
     The papers prove the guarantees of Subquantile minimization for two-layer networks
-    (f = sum_k a_k sigma(w_k^T x)); this class trains exactly that model. The gradient of the
-    subquantile is the mean gradient of the kept rows, so each step ignores the rows the
-    network explains worst at that step.
+    :math:`f(x) = \sum_j a_j \, \sigma(w_j^\top x)`; this class trains that model (with
+    biases). On the scaled inputs and targets, with :math:`\ell_i(f) = (f(x_i) - y_i)^2`,
+    the rows :math:`w_j^\top` of :math:`W` and :math:`k = \lceil (1 - \varepsilon) n \rceil`,
+    each step descends
+
+    .. math::
+
+        F(f) = \frac{1}{k} \sum_{i \in S(f)} \ell_i(f)
+        + \frac{\alpha}{2k} \bigl(\|W\|_F^2 + \|a\|^2\bigr),
+
+    with :math:`S(f)` the :math:`k` rows of smallest loss under the current network. The
+    gradient of the subquantile is the mean gradient of the kept rows, so each step ignores the
+    rows the network explains worst at that step.
 
     References
     ----------
@@ -686,7 +698,7 @@ class SubquantileMLPRegressor(RegressorMixin, _BaseSubquantileMLP):
 
 
 class SubquantileMLPClassifier(ClassifierMixin, _BaseSubquantileMLP):
-    """Two-layer network classification fitted on the rows it explains best.
+    r"""Two-layer network classification fitted on the rows it explains best.
 
     As :class:`SubquantileMLPRegressor`, with the cross-entropy of the observed label as the
     per-row loss (logistic for two classes, softmax for more): flipped labels are the rows the
@@ -697,9 +709,9 @@ class SubquantileMLPClassifier(ClassifierMixin, _BaseSubquantileMLP):
     epsilon : float in [0, 0.5), default=0.2
         Fraction of the rows left out.
     hidden_units : int, default=64
-        Width of the hidden layer.
+        Width m of the hidden layer.
     activation : {"tanh", "relu", "sigmoid", "softplus"}, default="tanh"
-        sigma.
+        The activation :math:`\sigma`.
     solver : {"gd", "momentum", "nesterov", "adam"}, default="nesterov"
         The update.
     learning_rate : float, default=0.1
@@ -707,7 +719,8 @@ class SubquantileMLPClassifier(ClassifierMixin, _BaseSubquantileMLP):
     momentum : float in [0, 1), default=0.9
         Momentum of "momentum" and "nesterov".
     alpha : float, default=1e-4
-        Ridge penalty on the weights, (alpha / 2k) ||W||^2.
+        Ridge penalty on the weights of both layers (not the biases),
+        :math:`\frac{\alpha}{2k} \bigl(\|W\|_F^2 + \|a\|^2\bigr)`.
     max_iter : int, default=3000
         Most iterations (full-batch steps, or epochs with ``batch_size``).
     batch_size : int or None, default=None
@@ -763,6 +776,21 @@ class SubquantileMLPClassifier(ClassifierMixin, _BaseSubquantileMLP):
     --------
     SubquantileMLPRegressor : The same for real targets.
     SubquantileClassifier : Subquantile minimization around any classifier.
+
+    Notes
+    -----
+    With the network :math:`f(x) = \sum_{j=1}^m a_j \, \sigma(w_j^\top x + c_j) + b` (one output
+    of logits per class, a single one for two classes), :math:`p_f(y \mid x)` its logistic or
+    softmax probabilities, the loss :math:`\ell_i(f) = -\log p_f(y_i \mid x_i)` and
+    :math:`k = \lceil (1 - \varepsilon) n \rceil`, each step descends
+
+    .. math::
+
+        F(f) = \frac{1}{k} \sum_{i \in S(f)} \ell_i(f)
+        + \frac{\alpha}{2k} \bigl(\|W\|_F^2 + \|a\|^2\bigr),
+
+    with :math:`S(f)` the :math:`k` rows of smallest loss under the current network: a flipped
+    label has a large loss once the network fits the clean rows, and drops out of the steps.
 
     References
     ----------

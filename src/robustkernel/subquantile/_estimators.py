@@ -16,14 +16,14 @@ from ._tasks import CLASSIFICATION, REGRESSION, link_of
 
 
 class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
-    """Kernel ridge regression fitted on the (1 - epsilon) subquantile of squared errors.
+    r"""Kernel ridge regression fitted on the (1 - epsilon) subquantile of squared errors.
 
-    Minimizes sum_{i in S(f)} (f(x_i) - y_i)^2 + alpha ||f||_H^2, where S(f) holds the
-    k = ceil((1 - epsilon) n) rows with the smallest squared error. With epsilon=0 and
-    fit_intercept=False (and alpha, gamma given) this is
-    :class:`sklearn.kernel_ridge.KernelRidge`. With no arguments every knob is chosen on the
-    data: epsilon, alpha and gamma ("auto"), and kept rows implausible under the fit are
-    dropped (refine="reject"). The papers' estimator is
+    Minimizes :math:`\sum_{i \in S(f)} (f(x_i) - y_i)^2 + \alpha \|f\|_{\mathcal{H}}^2`, where
+    :math:`S(f)` holds the :math:`k = \lceil (1 - \varepsilon) n \rceil` rows with the smallest
+    squared error (see Notes). With epsilon=0 and fit_intercept=False (and alpha, gamma given) this
+    is :class:`sklearn.kernel_ridge.KernelRidge`. With no arguments every knob is chosen on the
+    data: epsilon, alpha and gamma ("auto"), and kept rows implausible under the fit are dropped
+    (refine="reject"). The papers' estimator is
     ``SubquantileKernelRegressor(epsilon, alpha=1.0, gamma=None, refine=None)``.
 
     Parameters
@@ -31,24 +31,21 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
     epsilon : float or "auto", default="auto"
         Assumed fraction of corrupted training rows, in [0, 0.5). The objective keeps the
         k = ceil((1 - epsilon) n) rows with the smallest loss; epsilon=0 is the ordinary fit.
-        "auto" estimates it (``epsilon_``): fit keeping 60% of the rows (classification: 80%,
-        trimming at most half the share of the smallest class), flag the rows whose loss is
-        implausible under that fit (regression: studentized abs(residual) > 3 sigma with a
-        truncation-corrected robust scale; classification: observed label given probability
-        below 0.2 out of fold, by the model fitted on the kept rows of the other two of three
-        folds), refit without them, and repeat until the flagged set is stable.
+        "auto" estimates it (``epsilon_``): fit keeping 60% of the rows, flag the rows whose
+        loss is implausible under that fit (studentized abs(residual) > 3 sigma with a
+        truncation-corrected robust scale), refit without them, and repeat until the flagged
+        set is stable.
     alpha : float or "auto", default="auto"
-        Ridge penalty on the RKHS norm, alpha * ||f||_H^2 (the convention of sklearn's
-        KernelRidge: the loss is summed, not averaged, over the kept rows). "auto": chosen on
-        the training rows themselves, see ``gamma``.
+        Ridge penalty on the RKHS norm, :math:`\alpha \|f\|_{\mathcal{H}}^2` (the convention of
+        sklearn's KernelRidge: the loss is summed, not averaged, over the kept rows). "auto": chosen
+        on the training rows themselves, see ``gamma``.
     kernel : str or callable, default="rbf"
         Kernel as in :class:`sklearn.kernel_ridge.KernelRidge`: a name from
         ``sklearn.metrics.pairwise.PAIRWISE_KERNEL_FUNCTIONS``, "precomputed" (X is then the
         n x n kernel matrix at fit and the n_test x n_train matrix at predict), or a callable.
-        "auto" (exact model, identity link): the high-breakdown start of
-        ``robustkernel.subquantile._high_breakdown`` -- kernel least trimmed squares at about
-        half the rows from many cheap starts with the linear kernel, Gervini and Yohai's
-        adaptive cutoff instead of a fixed k-sigma rule, and a move to the degree-2
+        "auto" (exact model, identity link): a high-breakdown start -- kernel least trimmed
+        squares at about half the rows from many cheap starts with the linear kernel, Gervini
+        and Yohai's adaptive cutoff instead of a fixed k-sigma rule, and a move to the degree-2
         polynomial or rbf kernel (with its own trimmed start) only where it beats the simpler
         kernel by two paired standard errors of leave-one-out loss on the rows kept. The model
         is then kernel ridge with that kernel on the rows the reweighting keeps (a given
@@ -57,41 +54,41 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         apply. ``kernel_`` reports the choice. Not yet the default: see BENCHMARKS.md
         ("Classic outlier data sets", "Robustness without knobs") for where it stands.
     gamma : float, "auto" or None, default="auto"
-        Kernel parameter, passed to ``pairwise_kernels`` as KernelRidge does; None means
-        1 / n_features for the kernels that take it. "auto" with alpha="auto" (regressor): for
-        each gamma of a grid around 1 / (n_features sigma^2) (sigma^2 a robust feature
-        variance; factors 1/8 ... 8), a trimmed fit at alpha = 0.1 gives kept rows S (started
-        from the rows of smallest studentized leave-one-out residual of the ordinary fit, near
-        duplicates deleted together, so that a cluster sharing a wrong target is not kept); the
-        closed-form leave-one-out residuals of kernel ridge on S (one eigendecomposition of
-        K_SS, or of Z_S^T Z_S with ``n_components``, serves alphas 1e-4 ... 10) and the
+        Kernel parameter, passed to ``pairwise_kernels`` as KernelRidge does; None means 1 /
+        n_features for the kernels that take it. "auto" with alpha="auto" (regressor): for each
+        gamma of a grid around 1 / (n_features sigma^2) (sigma^2 a robust feature variance; factors
+        1/8 ... 8), a trimmed fit at alpha = 0.1 gives kept rows S (started from the rows of
+        smallest studentized leave-one-out residual of the ordinary fit, near duplicates deleted
+        together, so that a cluster sharing a wrong target is not kept); the closed-form
+        leave-one-out residuals of kernel ridge on S (one eigendecomposition of :math:`K_{SS}`, or
+        of :math:`Z_S^\top Z_S` with ``n_components``, serves alphas 1e-4 ... 10) and the
         out-of-sample residuals of the other rows are scored by their mean after dropping the
-        largest epsilon (at least 10%) of them, which the corrupted rows cannot steer; the best
-        pair is fitted, starting from its S; with epsilon="auto" this runs twice, the second
-        time at the first fit's ``epsilon_``. Kernels without a gamma (linear, cosine,
-        "precomputed", callables) choose alpha only. Chosen values in ``alpha_`` and
-        ``gamma_``, every score in ``hyperparameter_scores_``. Classifier: gammas 1/4, 1 and 4
-        times 1 / (n_features sigma^2) (scikit-learn's gamma="scale" with the robust variance)
-        and alphas 0.01, 0.1, 1; for each gamma a trimmed fit at alpha = 1 gives S, and each
-        pair is scored by stratified 3-fold cross-validation whose models are fitted on the
-        rows of S in the other folds, by the misclassification rate of all rows against their
-        given labels (ties: the smaller alpha); selection runs once, at the starting trim.
-        Not available with ``device`` (give alpha and gamma).
+        largest epsilon (at least 10%) of them, which the corrupted rows cannot steer; the best pair
+        is fitted, starting from its S; with epsilon="auto" this runs twice, the second time at the
+        first fit's ``epsilon_``. Kernels without a gamma (linear, cosine, "precomputed", callables)
+        choose alpha only. Chosen values in ``alpha_`` and ``gamma_``, every score in
+        ``hyperparameter_scores_``. Classifier: gammas 1/4, 1 and 4 times 1 / (n_features sigma^2)
+        (scikit-learn's gamma="scale" with the robust variance) and alphas 0.01, 0.1, 1; for each
+        gamma a trimmed fit at alpha = 1 gives S, and each pair is scored by stratified 3-fold
+        cross-validation whose models are fitted on the rows of S in the other folds, by the
+        misclassification rate of all rows against their given labels (ties: the smaller alpha);
+        selection runs once, at the starting trim. Not available with ``device`` (give alpha and
+        gamma).
     degree, coef0 : float, default=3, 1
         Parameters of the polynomial and sigmoid kernels.
     kernel_params : dict, default=None
         Extra keyword arguments of a callable kernel.
     n_components : int, "auto" or None, default="auto"
         "auto": the exact kernel model up to 4000 rows (and always for kernel="precomputed",
-        kernel="auto" or a ``device``), beyond it ceil(5 sqrt(n)) Nystroem features, at most
-        1000 and at most what four n x m float64 arrays leave of the available memory
-        (``n_components_`` says which). None fits the exact kernel model (O(n^2) memory). An
-        integer m fits the approximate
-        model f(x) = z(x)^T theta + b on m kernel features z (``feature_map_``) with penalty
-        alpha ||theta||^2, in O(n m) memory: every solver then works in the m-dimensional
-        feature space ("alternating" is trimmed ridge / logistic regression on the features;
-        the ridge updates Z_S^T Z_S by the rows entering and leaving S). With Nystroem on all
-        n rows (m >= n; larger m is capped at n) this is the exact model.
+        kernel="auto" or a ``device``), beyond it ceil(5 sqrt(n)) Nystroem features, at most 1000
+        and at most what four n x m float64 arrays leave of the available memory (``n_components_``
+        says which). None fits the exact kernel model (O(n^2) memory). An integer m fits the
+        approximate model :math:`f(x) = z(x)^\top \theta + b` on m kernel features z
+        (``feature_map_``) with penalty :math:`\alpha \|\theta\|^2`, in O(n m) memory: every solver
+        then works in the m-dimensional feature space ("alternating" is trimmed ridge / logistic
+        regression on the features; the ridge updates :math:`Z_S^\top Z_S` by the rows entering and
+        leaving S). With Nystroem on all n rows (m >= n; larger m is capped at n) this is the exact
+        model.
     approximation : {"nystroem", "rff"}, default="nystroem"
         Features when ``n_components`` is set: :class:`sklearn.kernel_approximation.Nystroem`
         (m landmark rows drawn with ``random_state``; any kernel but "precomputed") or random
@@ -100,14 +97,14 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         Storage type of the n x m feature matrix when ``n_components`` is set; "float32"
         halves its memory. Sums and solves stay in float64.
     fit_intercept : bool, default=True
-        Fit an unpenalized intercept b, f(x) = sum_j w_j k(x_j, x) + b.
+        Fit an unpenalized intercept b, :math:`f(x) = \sum_j w_j \kappa(x_j, x) + b`.
     solver : {"alternating", "gd", "momentum", "nesterov"}, default="alternating"
-        "alternating" repeats {keep the k best-explained rows; refit exactly on them} until the
-        kept set repeats: the objective never increases and it converges in a handful of
-        iterations. "gd" is the papers' functional gradient descent with step 1/L from the
-        smoothness constant L = c lambda_max(K) + 2 alpha (c = 2, 1/4, 1/2 for the squared,
-        logistic and softmax losses); after each step the unpenalized intercept is set to its
-        exact minimizer on the kept rows. "momentum" (heavy ball) and "nesterov" accelerate it.
+        "alternating" repeats {keep the k best-explained rows; refit exactly on them} until the kept
+        set repeats: the objective never increases and it converges in a handful of iterations. "gd"
+        is the papers' functional gradient descent with step 1/L from the smoothness constant
+        :math:`L = c \, \lambda_{\max}(K) + 2 \alpha` (c = 2, 1/4, 1/2 for the squared, logistic and
+        softmax losses); after each step the unpenalized intercept is set to its exact minimizer on
+        the kept rows. "momentum" (heavy ball) and "nesterov" accelerate it.
     max_iter : int, default=None
         Iteration cap: 100 for "alternating", 1000 for the gradient solvers when None.
     tol : float, default=1e-6
@@ -130,8 +127,9 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         Rows of each random start (classifiers: one row of every class among them; all rows
         if fewer).
     radius : float, default=None
-        Optional constraint ||f||_H <= radius (||theta|| <= radius with ``n_components``;
-        projection for the gradient solvers, exact constrained refit for "alternating").
+        Optional constraint :math:`\|f\|_{\mathcal{H}} \le` radius (:math:`\|\theta\| \le` radius
+        with ``n_components``; projection for the gradient solvers, exact constrained refit for
+        "alternating").
     refine : {"reject", "biweight"} or None, default="reject"
         What follows the trimmed fit at a given epsilon > 0. None: nothing, the papers'
         estimator (exactly k rows kept). "reject": kept rows whose loss is implausible under
@@ -178,27 +176,29 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         ``n_components``). The fitted attributes are NumPy arrays and prediction runs in
         NumPy.
     link : {"identity", "logistic", "softplus"} or (callable, callable), default="identity"
-        The kernelized generalized linear model y ~ omega(f(x)): the loss of a row is
-        (omega(f(x_i)) - y_i)^2 and ``predict`` returns omega(f(x)). "logistic" is
-        1 / (1 + e^-f) for targets in (0, 1) (proportions, rates), "softplus" is log(1 + e^f)
-        for positive targets; a pair (omega, omega') of vectorized functions gives any other
-        link whose derivative is bounded away from 0 and infinity on the data. "identity" is
-        kernel ridge (the closed-form solvers). With another link the "alternating" solver
-        refits by L-BFGS, the gradient solvers take their step from the loss's smoothness
-        bound 2 sup (omega'^2 + abs(omega - y) abs(omega'')) over the targets' range, and the honest
-        losses of epsilon, alpha and gamma "auto" and of refine="reject" are out of fold
-        (three folds, models fitted on the kept rows of the other folds) instead of
+        The kernelized generalized linear model :math:`y \sim \omega(f(x))`: the loss of a row is
+        :math:`(\omega(f(x_i)) - y_i)^2` and ``predict`` returns :math:`\omega(f(x))`. "logistic" is
+        :math:`1 / (1 + e^{-f})` for targets in (0, 1) (proportions, rates), "softplus" is
+        :math:`\log(1 + e^f)` for positive targets; a pair :math:`(\omega, \omega')` of vectorized
+        functions gives any other link whose derivative is bounded away from 0 and infinity on the
+        data. "identity" is kernel ridge (the closed-form solvers). With another link the
+        "alternating" solver refits by L-BFGS, the gradient solvers take their step from the loss's
+        smoothness bound :math:`2 \sup (\omega'^2 + |\omega - y| \, |\omega''|)` over the targets'
+        range, and the honest losses of epsilon, alpha and gamma "auto" and of refine="reject" are
+        out of fold (three folds, models fitted on the kept rows of the other folds) instead of
         leave-one-out; refine="biweight" is for the identity link only.
 
     Attributes
     ----------
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-        Coefficients w of f(x) = sum_j w_j k(x_j, x) + b (exact model, n_components=None).
+        Coefficients w of :math:`f(x) = \sum_j w_j \kappa(x_j, x) + b` (exact model,
+        n_components=None).
     n_components_ : int or None
         The features the fit used: ``n_components`` with "auto" resolved (None: the exact
         kernel model).
     coef_ : ndarray of shape (n_components,) or (n_components, n_outputs)
-        Weights theta of f(x) = z(x)^T theta + b (only when ``n_components`` is set).
+        Weights :math:`\theta` of :math:`f(x) = z(x)^\top \theta + b` (only when
+        ``n_components`` is set).
     feature_map_ : Nystroem or RBFSampler
         The fitted feature map z (only when ``n_components`` is set).
     intercept_ : float or ndarray of shape (n_outputs,)
@@ -227,7 +227,8 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
     n_iter_ : int
         Iterations run (subset refits for "alternating").
     objective_history_ : ndarray of shape (``n_iter_`` + 1,)
-        Objective sum of the kept losses + alpha ||f||_H^2, from the initial model on.
+        The objective :math:`F(f)` of the Notes (the sum of the kept losses plus
+        :math:`\alpha \|f\|_{\mathcal{H}}^2`), from the initial model on.
     converged_ : bool
         Whether the stopping rule was met before ``max_iter`` (in the kept start).
     best_start_ : int
@@ -252,19 +253,37 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
     See Also
     --------
     SubquantileKernelClassifier : The same objective for logistic / softmax losses.
-    robustkernel.meta.SubquantileRegressor : The subquantile fit around any regressor.
+    robustkernel.SubquantileRegressor : The subquantile fit around any regressor.
     sklearn.kernel_ridge.KernelRidge : The ordinary fit (epsilon=0).
     sklearn.linear_model.HuberRegressor : A linear fit with a bounded-influence loss.
 
     Notes
     -----
-    The objective is the papers' subquantile risk [1]_, [2]_: with l_i(f) the loss of row i,
-    F(f) = sum of the k = ceil((1 - epsilon) n) smallest l_i(f) + alpha ||f||_H^2, which equals
-    max over t of {k t - sum_i (t - l_i(f))_+} + alpha ||f||_H^2 (the maximizing t is the k-th
-    smallest loss, ``threshold_``). F is not convex; every solver here decreases it and stops at
-    a point where the kept set is stable. "alternating" is the trimmed-fit iteration of least
-    trimmed squares (C-steps [3]_) with exact refits, the papers' solvers are "gd",
-    "momentum" and "nesterov".
+    The objective is the papers' subquantile risk [1]_, [2]_. The model is
+
+    .. math::
+
+        f(x) = \sum_{j=1}^n w_j \, \kappa(x_j, x) + b, \qquad
+        \|f\|_{\mathcal{H}}^2 = w^\top K w,
+
+    with :math:`\kappa` the kernel, :math:`K` its matrix on the training rows and :math:`b`
+    the unpenalized intercept. With :math:`\ell_i(f) = (f(x_i) - y_i)^2` the loss of row :math:`i`
+    (:math:`(\omega(f(x_i)) - y_i)^2` with a ``link`` :math:`\omega`), and
+    :math:`k = \lceil (1 - \varepsilon) n \rceil`, the fit minimizes
+
+    .. math::
+
+        F(f) = \sum_{i \in S(f)} \ell_i(f) + \alpha \|f\|_{\mathcal{H}}^2
+        = \max_{t} \Bigl\{ k t - \sum_{i=1}^n \bigl(t - \ell_i(f)\bigr)_+ \Bigr\}
+        + \alpha \|f\|_{\mathcal{H}}^2,
+
+    where :math:`S(f)` holds the :math:`k` rows of smallest loss (ties to the lower row index) and
+    the maximizing :math:`t` is the :math:`k`-th smallest loss (``threshold_``). With
+    ``n_components``, :math:`f(x) = z(x)^\top \theta + b` and the penalty is
+    :math:`\alpha \|\theta\|^2`. :math:`F` is not convex; every solver here decreases it and stops
+    at a point where the kept set is stable. "alternating" is the trimmed-fit iteration of least
+    trimmed squares (C-steps [3]_) with exact refits, the papers' solvers are "gd", "momentum" and
+    "nesterov".
 
     With the defaults the fit configures itself on the training rows: epsilon by the LTS
     reweighting step [3]_ (regression: a three-sigma rule on studentized residuals;
@@ -378,7 +397,8 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
             Training data, or the n x n kernel matrix for kernel="precomputed". Sparse rows
             (CSR, CSC) fit as the dense array does, wherever the kernel takes them. A
             ``dask.array`` (with y one too) is fitted as passes over its chunks, never held in
-            one process: see the user guide's "Scale out" section.
+            one process: see the user guide, section "9. Data larger than a machine: one fit
+            on a Dask cluster".
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Targets.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -411,16 +431,16 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
 
 
 class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSubquantile):
-    """Kernel logistic (binary) or softmax (multiclass) regression on the loss subquantile.
+    r"""Kernel logistic (binary) or softmax (multiclass) regression on the loss subquantile.
 
-    Minimizes sum_{i in S(f)} l_i(f) + alpha ||f||_H^2 with the binary cross-entropy on logits
-    (two classes) or the softmax cross-entropy (more classes); S(f) holds the
-    k = ceil((1 - epsilon) n) rows with the smallest loss, under one guard: S keeps at least
-    half of the rows of every class (the smallest losses of each class first, then the smallest
-    of the rest). Without it a misfit that gives every row of a class a low probability let
-    epsilon="auto" trim the class away, and the fit never predicted it (digits, features in
-    [0, 1], 30% random labels: 6 or 7 of the 10 classes predicted in 6 of 6 fits; with the guard,
-    all 10).
+    Minimizes :math:`\sum_{i \in S(f)} \ell_i(f) + \alpha \|f\|_{\mathcal{H}}^2` with the binary
+    cross-entropy on logits (two classes) or the softmax cross-entropy (more classes) as
+    :math:`\ell_i` (see Notes); :math:`S(f)` holds the :math:`k = \lceil (1 - \varepsilon) n \rceil`
+    rows with the smallest loss, under one guard: S keeps at least half of the rows of every class
+    (the smallest losses of each class first, then the smallest of the rest). Without it a misfit
+    that gives every row of a class a low probability let epsilon="auto" trim the class away, and
+    the fit never predicted it (digits, features in [0, 1], 30% random labels: 6 or 7 of the 10
+    classes predicted in 6 of 6 fits; with the guard, all 10).
 
     Parameters
     ----------
@@ -438,52 +458,51 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         Each class keeps at least half of its rows, and at most 49% of the rows are flagged. The
         solver is not used: the model is fitted once on the rows kept.
     alpha : float or "auto", default="auto"
-        Ridge penalty on the RKHS norm, alpha * ||f||_H^2 (the convention of sklearn's
-        KernelRidge: the loss is summed, not averaged, over the kept rows). "auto": chosen on
-        the training rows themselves, see ``gamma``.
+        Ridge penalty on the RKHS norm, :math:`\alpha \|f\|_{\mathcal{H}}^2` (the convention of
+        sklearn's KernelRidge: the loss is summed, not averaged, over the kept rows). "auto": chosen
+        on the training rows themselves, see ``gamma``.
     kernel : str or callable, default="rbf"
         Kernel as in :class:`sklearn.kernel_ridge.KernelRidge`: a name from
         ``sklearn.metrics.pairwise.PAIRWISE_KERNEL_FUNCTIONS``, "precomputed" (X is then the
         n x n kernel matrix at fit and the n_test x n_train matrix at predict), or a callable.
     gamma : float, "auto" or None, default="auto"
-        Kernel parameter, passed to ``pairwise_kernels`` as KernelRidge does; None means
-        1 / n_features for the kernels that take it. "auto" with alpha="auto" (regressor): for
-        each gamma of a grid around 1 / (n_features sigma^2) (sigma^2 a robust feature
-        variance; factors 1/8 ... 8), a trimmed fit at alpha = 0.1 gives kept rows S (started
-        from the rows of smallest studentized leave-one-out residual of the ordinary fit, near
-        duplicates deleted together, so that a cluster sharing a wrong target is not kept); the
-        closed-form leave-one-out residuals of kernel ridge on S (one eigendecomposition of
-        K_SS, or of Z_S^T Z_S with ``n_components``, serves alphas 1e-4 ... 10) and the
+        Kernel parameter, passed to ``pairwise_kernels`` as KernelRidge does; None means 1 /
+        n_features for the kernels that take it. "auto" with alpha="auto" (regressor): for each
+        gamma of a grid around 1 / (n_features sigma^2) (sigma^2 a robust feature variance; factors
+        1/8 ... 8), a trimmed fit at alpha = 0.1 gives kept rows S (started from the rows of
+        smallest studentized leave-one-out residual of the ordinary fit, near duplicates deleted
+        together, so that a cluster sharing a wrong target is not kept); the closed-form
+        leave-one-out residuals of kernel ridge on S (one eigendecomposition of :math:`K_{SS}`, or
+        of :math:`Z_S^\top Z_S` with ``n_components``, serves alphas 1e-4 ... 10) and the
         out-of-sample residuals of the other rows are scored by their mean after dropping the
-        largest epsilon (at least 10%) of them, which the corrupted rows cannot steer; the best
-        pair is fitted, starting from its S; with epsilon="auto" this runs twice, the second
-        time at the first fit's ``epsilon_``. Kernels without a gamma (linear, cosine,
-        "precomputed", callables) choose alpha only. Chosen values in ``alpha_`` and
-        ``gamma_``, every score in ``hyperparameter_scores_``. Classifier: gammas 1/4, 1 and 4
-        times 1 / (n_features sigma^2) (scikit-learn's gamma="scale" with the robust variance)
-        and alphas 0.01, 0.1, 1, each pair scored by its stratified 3-fold out-of-fold error
-        against the given labels (ties: the smaller gamma, then the smaller alpha with
-        epsilon="auto"; the smaller alpha with a given epsilon). With epsilon="auto" the pair of
-        least error on every row gives the probabilities that flag rows (see ``epsilon``), and
-        the pair is chosen again with the flagged rows out of the fold fits and of the score;
-        with a given epsilon, for each gamma a trimmed fit at alpha = 1 gives S, the fold
-        models are fitted on the rows of S in the other folds, and the error counts every row.
-        Not available with ``device`` (give alpha and gamma).
+        largest epsilon (at least 10%) of them, which the corrupted rows cannot steer; the best pair
+        is fitted, starting from its S; with epsilon="auto" this runs twice, the second time at the
+        first fit's ``epsilon_``. Kernels without a gamma (linear, cosine, "precomputed", callables)
+        choose alpha only. Chosen values in ``alpha_`` and ``gamma_``, every score in
+        ``hyperparameter_scores_``. Classifier: gammas 1/4, 1 and 4 times 1 / (n_features sigma^2)
+        (scikit-learn's gamma="scale" with the robust variance) and alphas 0.01, 0.1, 1, each pair
+        scored by its stratified 3-fold out-of-fold error against the given labels (ties: the
+        smaller gamma, then the smaller alpha with epsilon="auto"; the smaller alpha with a given
+        epsilon). With epsilon="auto" the pair of least error on every row gives the probabilities
+        that flag rows (see ``epsilon``), and the pair is chosen again with the flagged rows out of
+        the fold fits and of the score; with a given epsilon, for each gamma a trimmed fit at alpha
+        = 1 gives S, the fold models are fitted on the rows of S in the other folds, and the error
+        counts every row. Not available with ``device`` (give alpha and gamma).
     degree, coef0 : float, default=3, 1
         Parameters of the polynomial and sigmoid kernels.
     kernel_params : dict, default=None
         Extra keyword arguments of a callable kernel.
     n_components : int, "auto" or None, default="auto"
         "auto": the exact kernel model up to 4000 rows (and always for kernel="precomputed",
-        kernel="auto" or a ``device``), beyond it ceil(5 sqrt(n)) Nystroem features, at most
-        1000 and at most what four n x m float64 arrays leave of the available memory
-        (``n_components_`` says which). None fits the exact kernel model (O(n^2) memory). An
-        integer m fits the approximate
-        model f(x) = z(x)^T theta + b on m kernel features z (``feature_map_``) with penalty
-        alpha ||theta||^2, in O(n m) memory: every solver then works in the m-dimensional
-        feature space ("alternating" is trimmed ridge / logistic regression on the features;
-        the ridge updates Z_S^T Z_S by the rows entering and leaving S). With Nystroem on all
-        n rows (m >= n; larger m is capped at n) this is the exact model.
+        kernel="auto" or a ``device``), beyond it ceil(5 sqrt(n)) Nystroem features, at most 1000
+        and at most what four n x m float64 arrays leave of the available memory (``n_components_``
+        says which). None fits the exact kernel model (O(n^2) memory). An integer m fits the
+        approximate model :math:`f(x) = z(x)^\top \theta + b` on m kernel features z
+        (``feature_map_``) with penalty :math:`\alpha \|\theta\|^2`, in O(n m) memory: every solver
+        then works in the m-dimensional feature space ("alternating" is trimmed ridge / logistic
+        regression on the features; the ridge updates :math:`Z_S^\top Z_S` by the rows entering and
+        leaving S). With Nystroem on all n rows (m >= n; larger m is capped at n) this is the exact
+        model.
     approximation : {"nystroem", "rff"}, default="nystroem"
         Features when ``n_components`` is set: :class:`sklearn.kernel_approximation.Nystroem`
         (m landmark rows drawn with ``random_state``; any kernel but "precomputed") or random
@@ -492,14 +511,14 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         Storage type of the n x m feature matrix when ``n_components`` is set; "float32"
         halves its memory. Sums and solves stay in float64.
     fit_intercept : bool, default=True
-        Fit an unpenalized intercept b, f(x) = sum_j w_j k(x_j, x) + b.
+        Fit an unpenalized intercept b, :math:`f(x) = \sum_j w_j \kappa(x_j, x) + b`.
     solver : {"alternating", "gd", "momentum", "nesterov"}, default="alternating"
-        "alternating" repeats {keep the k best-explained rows; refit exactly on them} until the
-        kept set repeats: the objective never increases and it converges in a handful of
-        iterations. "gd" is the papers' functional gradient descent with step 1/L from the
-        smoothness constant L = c lambda_max(K) + 2 alpha (c = 2, 1/4, 1/2 for the squared,
-        logistic and softmax losses); after each step the unpenalized intercept is set to its
-        exact minimizer on the kept rows. "momentum" (heavy ball) and "nesterov" accelerate it.
+        "alternating" repeats {keep the k best-explained rows; refit exactly on them} until the kept
+        set repeats: the objective never increases and it converges in a handful of iterations. "gd"
+        is the papers' functional gradient descent with step 1/L from the smoothness constant
+        :math:`L = c \, \lambda_{\max}(K) + 2 \alpha` (c = 2, 1/4, 1/2 for the squared, logistic and
+        softmax losses); after each step the unpenalized intercept is set to its exact minimizer on
+        the kept rows. "momentum" (heavy ball) and "nesterov" accelerate it.
     max_iter : int, default=None
         Iteration cap: 100 for "alternating", 1000 for the gradient solvers when None.
     tol : float, default=1e-6
@@ -522,8 +541,9 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         Rows of each random start (classifiers: one row of every class among them; all rows
         if fewer).
     radius : float, default=None
-        Optional constraint ||f||_H <= radius (||theta|| <= radius with ``n_components``;
-        projection for the gradient solvers, exact constrained refit for "alternating").
+        Optional constraint :math:`\|f\|_{\mathcal{H}} \le` radius (:math:`\|\theta\| \le` radius
+        with ``n_components``; projection for the gradient solvers, exact constrained refit for
+        "alternating").
     refine : {"reject", "biweight"} or None, default="reject"
         What follows the trimmed fit at a given epsilon > 0. None: nothing, the papers'
         estimator (exactly k rows kept). "reject": kept rows whose loss is implausible under
@@ -575,12 +595,14 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-        Coefficients w of f(x) = sum_j w_j k(x_j, x) + b (exact model, n_components=None).
+        Coefficients w of :math:`f(x) = \sum_j w_j \kappa(x_j, x) + b` (exact model,
+        n_components=None).
     n_components_ : int or None
         The features the fit used: ``n_components`` with "auto" resolved (None: the exact
         kernel model).
     coef_ : ndarray of shape (n_components,) or (n_components, n_outputs)
-        Weights theta of f(x) = z(x)^T theta + b (only when ``n_components`` is set).
+        Weights :math:`\theta` of :math:`f(x) = z(x)^\top \theta + b` (only when
+        ``n_components`` is set).
     feature_map_ : Nystroem or RBFSampler
         The fitted feature map z (only when ``n_components`` is set).
     intercept_ : float or ndarray of shape (n_outputs,)
@@ -609,7 +631,8 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
     n_iter_ : int
         Iterations run (subset refits for "alternating").
     objective_history_ : ndarray of shape (``n_iter_`` + 1,)
-        Objective sum of the kept losses + alpha ||f||_H^2, from the initial model on.
+        The objective :math:`F(f)` of the Notes (the sum of the kept losses plus
+        :math:`\alpha \|f\|_{\mathcal{H}}^2`), from the initial model on.
     converged_ : bool
         Whether the stopping rule was met before ``max_iter`` (in the kept start).
     best_start_ : int
@@ -633,18 +656,38 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
     See Also
     --------
     SubquantileKernelRegressor : The same objective for the squared loss.
-    robustkernel.meta.SubquantileClassifier : The subquantile fit around any classifier.
+    robustkernel.SubquantileClassifier : The subquantile fit around any classifier.
     sklearn.svm.SVC : A kernel classifier fitted on every row.
 
     Notes
     -----
-    The objective is the papers' subquantile risk [1]_, [2]_: with l_i(f) the loss of row i,
-    F(f) = sum of the k = ceil((1 - epsilon) n) smallest l_i(f) + alpha ||f||_H^2, which equals
-    max over t of {k t - sum_i (t - l_i(f))_+} + alpha ||f||_H^2 (the maximizing t is the k-th
-    smallest loss, ``threshold_``). F is not convex; every solver here decreases it and stops at
-    a point where the kept set is stable. "alternating" is the trimmed-fit iteration of least
-    trimmed squares (C-steps [3]_) with exact refits, the papers' solvers are "gd",
-    "momentum" and "nesterov".
+    The objective is the papers' subquantile risk [1]_, [2]_. The model is
+
+    .. math::
+
+        f(x) = \sum_{j=1}^n w_j \, \kappa(x_j, x) + b, \qquad
+        \|f\|_{\mathcal{H}}^2 = w^\top K w,
+
+    with :math:`\kappa` the kernel, :math:`K` its matrix on the training rows and :math:`b` the
+    unpenalized intercept. With :math:`\ell_i(f)` the loss of row :math:`i`, for two classes the
+    binary cross-entropy on logits :math:`\log(1 + e^{f(x_i)}) - y_i f(x_i)` with
+    :math:`y_i \in \{0, 1\}`, for :math:`C` classes the softmax cross-entropy
+    :math:`\log \sum_{c=1}^C e^{f_c(x_i)} - f_{y_i}(x_i)` (:math:`f` then has one output per class),
+    and :math:`k = \lceil (1 - \varepsilon) n \rceil`, the fit minimizes
+
+    .. math::
+
+        F(f) = \sum_{i \in S(f)} \ell_i(f) + \alpha \|f\|_{\mathcal{H}}^2
+        = \max_{t} \Bigl\{ k t - \sum_{i=1}^n \bigl(t - \ell_i(f)\bigr)_+ \Bigr\}
+        + \alpha \|f\|_{\mathcal{H}}^2,
+
+    where :math:`S(f)` holds the :math:`k` rows of smallest loss (ties to the lower row index), at
+    least half of every class among them, and the maximizing :math:`t` is the :math:`k`-th smallest
+    loss (``threshold_``). With ``n_components``, :math:`f(x) = z(x)^\top \theta + b` and the
+    penalty is :math:`\alpha \|\theta\|^2`. :math:`F` is not convex; every solver here decreases it
+    and stops at a point where the kept set is stable. "alternating" is the trimmed-fit iteration of
+    least trimmed squares (C-steps [3]_) with exact refits, the papers' solvers are "gd", "momentum"
+    and "nesterov".
 
     With the defaults the fit configures itself on the training rows: the flipped labels by
     confident learning on out-of-fold probabilities [4]_, alpha and gamma by out-of-fold errors
@@ -701,7 +744,8 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
             Training data, or the n x n kernel matrix for kernel="precomputed". Sparse rows
             (CSR, CSC) fit as the dense array does, wherever the kernel takes them. A
             ``dask.array`` (with y one too) is fitted as passes over its chunks, never held in
-            one process: see the user guide's "Scale out" section.
+            one process: see the user guide, section "9. Data larger than a machine: one fit
+            on a Dask cluster".
         y : array-like of shape (n_samples,)
             Class labels (two or more classes).
         sample_weight : array-like of shape (n_samples,), default=None
