@@ -190,11 +190,14 @@ def browser() -> str | None:
     return None
 
 
-# Appended to a copy of a page: once it has laid out, list the headings, the menu, table of
-# contents and breadcrumb entries, and the tables, whose content is wider than their box (cut off,
-# spilling over, or a table that has to be scrolled sideways).
+# Appended to a copy of a page: once it has laid out (and MathJax has typeset its maths), list the
+# headings, the menu, table of contents and breadcrumb entries, and the tables, whose content is
+# wider than their box (cut off, spilling over, or a table that has to be scrolled sideways), and
+# say so if the page has formulas but MathJax typeset none.
 CUT_OFF_PROBE = r"""<script>
-window.addEventListener("load", () => setTimeout(() => {
+window.addEventListener("load", async () => {
+  if (window.MathJax && MathJax.startup) await MathJax.startup.promise;
+  await new Promise((done) => setTimeout(done, 300));
   const cut = [];
   const selector = "h1, h2, h3, nav a, nav li, .bd-sidebar a, .bd-toc a, .navbar-brand, "
     + ".pst-scrollable-table-container";
@@ -206,17 +209,22 @@ window.addEventListener("load", () => setTimeout(() => {
       cut.push(element.tagName.toLowerCase() + " " + text);
     }
   }
+  const maths = document.querySelectorAll(".math").length;
+  if (maths && !document.querySelector("mjx-container")) {
+    cut.push("maths: MathJax typeset none of the " + maths + " formulas");
+  }
   const report = document.createElement("pre");
   report.id = "cut-off-report";
   report.textContent = JSON.stringify(cut);
   document.body.appendChild(report);
-}, 300));
+});
 </script>"""
 
 
 def cut_off_text(executable: str, target: Path) -> list[str]:
-    """The headings and menu entries of ``target`` that Chromium lays out wider than their box
-    (at the screenshots' window size), read from a probe copy of the page beside it."""
+    """The headings, menu entries and tables of ``target`` that Chromium lays out wider than
+    their box (at the screenshots' window size), and maths MathJax left untypeset, read from a
+    probe copy of the page beside it."""
     probe = target.with_name(f"_cut_off_probe_{target.name}")
     probe.write_text(
         target.read_text(encoding="utf-8").replace("</body>", CUT_OFF_PROBE + "</body>"),

@@ -23,6 +23,8 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax 3 copied into the site's _static (no CDN): maths renders offline.
+    "sphinx-mathjax-offline",
     "numpydoc",
     "myst_parser",
     "sphinx_gallery.gen_gallery",
@@ -40,6 +42,12 @@ html_theme_options = {
     "footer_end": ["sphinx-version"],
 }
 html_show_sourcelink = False
+# Pages without sub-pages get no (empty) section navigation on the left.
+html_sidebars = {
+    page: []
+    for page in ("install", "choosing", "user_guide", "benchmarks", "reproduction",
+                 "architecture", "changelog", "contributing")
+}
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
 
@@ -65,8 +73,8 @@ numpydoc_xref_param_type = False
 # Every reference must resolve (``make docs`` turns warnings into errors): nothing is suppressed,
 # and nitpicky mode warns about a cross-reference with no target.
 nitpicky = True
-# Straight quotes in code-like text (default="auto" must not become curly quotes).
-smartquotes = False
+# Dashes and ellipses typeset, quotes left straight (default="auto" must not show curly quotes).
+smartquotes_action = "De"
 # The API pages' "On this page" lists give a method as fit() rather than Class.fit().
 toc_object_entries_show_parents = "hide"
 
