@@ -43,6 +43,8 @@ SCREENSHOT_PAGES = {
 # Pages that state formulas: the user guide and every estimator's API page must show maths that
 # MathJax renders (an element of class "math"), not formulas written in ASCII.
 MATH_PAGES = ["user_guide.html"]
+# Pages sphinx-gallery writes into auto_examples/ that are not examples.
+GALLERY_PAGES_NOT_EXAMPLES = ("index.html", "sg_execution_times.html")
 # Elements that never hold the page's prose.
 NOT_PROSE = ("script", "style", "pre", "code", "textarea")
 # Elements with no end tag.
@@ -111,12 +113,14 @@ class _Page(HTMLParser):
             self.text.append(data)
 
 
-def page_problems(path: Path, needs_maths: bool = False) -> list[str]:
+def page_problems(path: Path, needs_maths: bool = False, needs_figure: bool = False) -> list[str]:
     """What is wrong with one built HTML page; ``needs_maths``: the page must show rendered
-    maths."""
+    maths; ``needs_figure``: it must show an image (a gallery example's figure)."""
     page = _Page()
     page.feed(path.read_text(encoding="utf-8"))
     problems = []
+    if needs_figure and not page.images:
+        problems.append("a gallery example with no figure")
     if not page.title.strip():
         problems.append("no <title>")
     if not page.headings:
@@ -141,7 +145,7 @@ def page_problems(path: Path, needs_maths: bool = False) -> list[str]:
 
 def site_problems(root: Path) -> list[str]:
     """Problems of every page under ``root`` (the search page, the index and the theme's
-    template fragments in ``_static`` excepted)."""
+    template fragments in ``_static`` excepted); every gallery example must show a figure."""
     skipped = ("search.html", "genindex.html")
     pages = sorted(
         p for p in root.rglob("*.html")
@@ -150,11 +154,15 @@ def site_problems(root: Path) -> list[str]:
     if not pages:
         return [f"no HTML pages under {root}"]
     maths = set(math_pages(root))
-    return [
-        f"{p.relative_to(root)}: {problem}"
-        for p in pages
-        for problem in page_problems(p, needs_maths=p.relative_to(root).as_posix() in maths)
-    ]
+    problems = []
+    for p in pages:
+        name = p.relative_to(root).as_posix()
+        example = name.startswith("auto_examples/") and p.name not in GALLERY_PAGES_NOT_EXAMPLES
+        problems += [
+            f"{name}: {problem}"
+            for problem in page_problems(p, needs_maths=name in maths, needs_figure=example)
+        ]
+    return problems
 
 
 def math_pages(root: Path) -> list[str]:

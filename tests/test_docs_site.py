@@ -42,6 +42,15 @@ def test_missing_images_titles_and_raw_markup_are_reported(tmp_path):
     assert any("Markdown code fence" in p for p in problems)
 
 
+def test_a_gallery_example_without_a_figure_is_reported(tmp_path):
+    (tmp_path / "auto_examples").mkdir()
+    write(tmp_path / "auto_examples", "plain.html", "<h1>An example</h1><pre>print(1)</pre>")
+    write(tmp_path / "auto_examples", "index.html", "<h1>Examples</h1>")
+    problems = CHECK["site_problems"](tmp_path)
+    assert "auto_examples/plain.html: a gallery example with no figure" in problems
+    assert not any(p.startswith("auto_examples/index.html") for p in problems)
+
+
 def test_an_empty_site_is_a_problem(tmp_path):
     assert CHECK["site_problems"](tmp_path) == [f"no HTML pages under {tmp_path}"]
 
