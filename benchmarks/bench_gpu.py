@@ -81,7 +81,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=None)
     parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--out", default="BENCHMARKS.md")
+    parser.add_argument(  # the repository's BENCHMARKS.md, wherever the script runs from
+        "--out", type=Path, default=Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
+    )
     args = parser.parse_args()
     has_cuda = torch.cuda.is_available()
     device = "cuda" if has_cuda else "cpu"

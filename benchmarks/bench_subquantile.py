@@ -102,7 +102,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 1000, 2000, 4000])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", default="BENCHMARKS.md")
+    parser.add_argument(  # the repository's BENCHMARKS.md, wherever the script runs from
+        "--out", type=Path, default=Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
+    )
     args = parser.parse_args()
     rows = [row for n in args.sizes for row in bench_size(n, args.repeats)]
     table = markdown_table(pd.DataFrame(rows))
