@@ -100,3 +100,24 @@ def test_a_heading_cut_off_in_the_browser_is_reported(tmp_path):
         "div aVeryLongCellThatCannotWrap another"
     ]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cut.html", "whole.html", "wide.html"]
+
+
+def test_references_into_other_projects_resolve_offline_and_misspellings_do_not():
+    links = runpy.run_path(
+        str(Path(__file__).resolve().parents[1] / "docs" / "_ext" / "external_links.py")
+    )
+    url = links["external_url"]
+    sklearn = "https://scikit-learn.org/stable/"
+    assert url("sklearn.svm.SVC") == f"{sklearn}modules/generated/sklearn.svm.SVC.html"
+    assert url("sklearn.svm.SVC.fit") == (
+        f"{sklearn}modules/generated/sklearn.svm.SVC.html#sklearn.svm.SVC.fit"
+    )
+    assert url("sklearn.model_selection") == f"{sklearn}api/sklearn.model_selection.html"
+    numpy = "https://numpy.org/doc/stable/reference/generated/"
+    assert url("numpy.ndarray") == f"{numpy}numpy.ndarray.html"
+    assert url("ValueError") == "https://docs.python.org/3/library/exceptions.html#ValueError"
+    assert url("int") == "https://docs.python.org/3/library/functions.html#int"
+    assert url("pathlib.Path") == "https://docs.python.org/3/library/pathlib.html#pathlib.Path"
+    assert url("sklearn.svm.SVCC") is None  # misspelt: stays unresolved and fails the build
+    assert url("robustkernel.Nothing") is None
+    assert url("notapackage.thing") is None

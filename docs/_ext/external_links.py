@@ -59,7 +59,7 @@ def _page(name: str) -> tuple[str, bool] | None:
             if not hasattr(obj, parts[index]):
                 return None
             obj = getattr(obj, parts[index])
-            if page is None and (inspect.isclass(obj) or callable(obj)):
+            if page is None and callable(obj):
                 page = ".".join(parts[: index + 1])
         return (page, False) if page else (".".join(parts[:cut]), True)
     return None
