@@ -15,6 +15,7 @@ coefficients); one eigendecomposition of ``K_c`` per ``(Sigma, s)`` serves every
 from __future__ import annotations
 
 import warnings
+from functools import partial
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -38,6 +39,7 @@ from .._memory import row_chunks
 from .._version_stamp import VersionStamped
 from ..subquantile import SubquantileKernelRegressor
 from ._estimator import ComponentRows, MetricKernelRidge
+from ._gradient_metric import gradient_outer_product_metric
 from ._objective import (
     DISTANCE_KERNELS,
     INNER_PRODUCT_KERNELS,
@@ -118,6 +120,17 @@ class MetricKernelRidgeCV(
     subspace (and its rank), ``s`` and ``mu`` the fit on it: the paper's ``lam`` that makes
     ``Sigma`` exactly low rank is a heavy ridge for prediction.
 
+    One more metric competes on the same held-out rows (``gradient_metric=True``, the default):
+    the average gradient outer product of kernel ridge fits, iterated three times from
+    :math:`I / p` as the recursive feature machine does [1]_, cut to the directions whose
+    eigenvalue is at least 1% of the largest (so it is exactly low rank too). The objective
+    :math:`J_n` has several stationary points, and its path from the isotropic start can settle
+    on a wrong subspace that this estimate avoids: on the paper's f (b) - (d) at p = 20 (n = 300,
+    3 seeds) it wins the held-out comparison in 8 of 9 fits and cuts the median test RMSE from
+    0.83 / 1.16 / 1.18 to 0.14 / 0.42 / 0.91 (``metric_source_`` says which metric won; with
+    it, ``lam_`` is None). It is not used with ``epsilon`` or ``diagonal=True``, nor for the
+    inner-product kernels.
+
     With ``epsilon``, all of this happens on the rows a Subquantile fit keeps: the path and the
     held-out rows are drawn from the rows kept by ``SubquantileKernelRegressor(epsilon)``, the refit
     at ``lam_`` is ``MetricKernelRidge(epsilon=...)``'s alternation started from those rows, and
@@ -161,13 +174,22 @@ default="gaussian"
     epsilon : float in [0, 0.5), "auto" or None, default=None
         Fraction of the rows to leave out as suspects, as in `MetricKernelRidge`; ``None`` uses
         every row.
+    gradient_metric : bool, default=True
+        Score the average gradient outer product metric beside the path's metrics (see above);
+        False keeps to the path of :math:`J_n`.
     verbose : int, default=0
         Show a progress bar over the fits along ``lams`` (and the refit) when positive.
 
     Attributes
     ----------
-    lam_ : float
-        The chosen ``lam``.
+    lam_ : float or None
+        The chosen ``lam``; None when the gradient outer product metric won.
+    metric_source_ : {"path", "gradient"}
+        Which metric the fit uses: the path's at ``lam_``, or the average gradient outer
+        product's.
+    gradient_validation_mse_ : float or None
+        Held-out mean squared error of the gradient outer product metric (None when it was not
+        scored).
     scale_, ridge_ : float
         Bandwidth factor and ridge of the final kernel ridge fit.
     lams_ : ndarray of shape (n_fitted,)
@@ -177,8 +199,10 @@ default="gaussian"
     validation_ranks_ : ndarray of shape (n_fitted,)
         Rank of the metric learned without the held-out rows, per fitted ``lam``.
     metric_ : MetricKernelRidge
-        The metric fitted on all rows at ``lam_``; its ``Sigma_``, ``rank_``, ``components_``,
-        ``eigenvalues_``, ``kkt_residual_`` are also exposed here.
+        The metric fitted on all rows at ``lam_`` (or the gradient outer product metric of all
+        rows, held fixed: ``max_iter=0``, so its ``kkt_residual_`` is not that of a stationary
+        point); its ``Sigma_``, ``rank_``, ``components_``, ``eigenvalues_``, ``kkt_residual_``
+        are also exposed here.
     Sigma_, rank_, components_, eigenvalues_, kkt_residual_
         Those of ``metric_``.
     n_iter_ : int
@@ -225,6 +249,12 @@ default="gaussian"
     given, and a small ``lam`` learns directions that fit the noise of the very rows it is
     scored on.
 
+    References
+    ----------
+    .. [1] A. Radhakrishnan, D. Beaglehole, P. Pandit and M. Belkin, "Mechanism for feature
+       learning in neural networks and backpropagation-free machine learning models",
+       Science 383 (2024).
+
     Examples
     --------
     >>> import numpy as np
@@ -251,6 +281,7 @@ default="gaussian"
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "diagonal": ["boolean"],
         "epsilon": [Interval(Real, 0.0, 0.5, closed="left"), StrOptions({"auto"}), None],
+        "gradient_metric": ["boolean"],
         "verbose": ["verbose"],
     }
 
@@ -270,6 +301,7 @@ default="gaussian"
         max_iter: int = 2000,
         diagonal: bool = False,
         epsilon: float | str | None = None,
+        gradient_metric: bool = True,
         verbose: int = 0,
     ) -> None:
         self.lams = lams
@@ -285,6 +317,7 @@ default="gaussian"
         self.max_iter = max_iter
         self.diagonal = diagonal
         self.epsilon = epsilon
+        self.gradient_metric = gradient_metric
         self.verbose = verbose
 
     @staticmethod
@@ -295,7 +328,30 @@ default="gaussian"
         return grid
 
     @staticmethod
+    def _scale_and_ridge(
+        argument: np.ndarray, y: np.ndarray, grids: tuple[np.ndarray, np.ndarray],
+        family: KernelFamily,
+    ) -> tuple[float, float]:
+        """The ``(s, mu)`` of least closed-form leave-one-out error on the distances given."""
+        scales, ridges = grids
+        scores = leave_one_out_mse(argument, y, scales, ridges, family)
+        i, j = np.unravel_index(np.argmin(scores), scores.shape)
+        return float(scales[i]), float(ridges[j])
+
+    @staticmethod
+    def _fixed_metric(
+        template: MetricKernelRidge, metric: np.ndarray, lam: float, X: np.ndarray,
+        y: np.ndarray,
+    ) -> MetricKernelRidge:
+        """Kernel ridge with the metric held fixed (``max_iter=0``) and ridge ``lam``."""
+        model = clone(template).set_params(lam=lam, init=metric, max_iter=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            return model.fit(X, y)
+
+    @classmethod
     def _ridge_on(
+        cls,
         metric: MetricKernelRidge,
         X: np.ndarray,
         y: np.ndarray,
@@ -303,17 +359,13 @@ default="gaussian"
         family: KernelFamily,
     ) -> tuple[float, float, MetricKernelRidge]:
         """The kernel ridge fit on ``metric``'s Sigma with the best leave-one-out (s, mu)."""
-        scales, ridges = grids
         argument = kernel_argument(X, None, metric._metric_for_kernel(), family)
-        scores = leave_one_out_mse(argument, y, scales, ridges, family)
-        i, j = np.unravel_index(np.argmin(scores), scores.shape)
-        ridge = clone(metric).set_params(
-            lam=float(ridges[j]), init=scales[i] * metric.Sigma_, max_iter=0
-        )
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            ridge.fit(X, y)
-        return float(scales[i]), float(ridges[j]), ridge
+        scale, ridge = cls._scale_and_ridge(argument, y, grids, family)
+        return scale, ridge, cls._fixed_metric(metric, scale * metric.Sigma_, ridge, X, y)
+
+    def _takes_gradient_metric(self, family: KernelFamily) -> bool:
+        """The gradient metric needs a full metric of a distance kernel."""
+        return family.kind == "distance" and not self.diagonal
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> MetricKernelRidgeCV:
@@ -381,8 +433,23 @@ default="gaussian"
         self.validation_mse_ = np.asarray(errors)
         self.validation_ranks_ = np.asarray(ranks, dtype=int)
         self.lam_ = float(lams[k])
-        refit = clone(template).set_params(lam=self.lam_, init=metrics[k].Sigma_)
-        if self.epsilon is None:
+        self.metric_source_ = "path"
+        self.gradient_validation_mse_ = None
+        choose = partial(self._scale_and_ridge, grids=grids, family=family)
+        if self.gradient_metric and self.epsilon is None and self._takes_gradient_metric(family):
+            candidate = gradient_outer_product_metric(X[train], y[train], family, choose)
+            scored = self._fixed_metric(template, candidate, self.lam_, X[train], y[train])
+            ridge = self._ridge_on(scored, X[train], y[train], grids, family)[2]
+            self.gradient_validation_mse_ = float(np.mean((ridge.predict(X[val]) - y[val]) ** 2))
+            if self.gradient_validation_mse_ < errors[k]:
+                self.metric_source_, self.lam_ = "gradient", None
+        refit = clone(template).set_params(lam=float(lams[k]), init=metrics[k].Sigma_)
+        if self.metric_source_ == "gradient":
+            metric = gradient_outer_product_metric(X, y, family, choose)
+            self.scale_, self.ridge_ = choose(kernel_argument(X, None, metric, family), y)
+            self.metric_ = self._fixed_metric(template, metric, self.ridge_, X, y)
+            self.final_ = self._fixed_metric(template, self.scale_ * metric, self.ridge_, X, y)
+        elif self.epsilon is None:
             self.metric_ = refit.fit(X, y)
             self.scale_, self.ridge_, self.final_ = self._ridge_on(
                 self.metric_, X, y, grids, family
