@@ -55,8 +55,8 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         ("Classic outlier data sets", "Robustness without knobs") for where it stands.
     gamma : float, "auto" or None, default="auto"
         Kernel parameter, passed to ``pairwise_kernels`` as KernelRidge does; None means 1 /
-        n_features for the kernels that take it. "auto" with alpha="auto" (regressor): for each
-        gamma of a grid around 1 / (n_features sigma^2) (sigma^2 a robust feature variance; factors
+        n_features for the kernels that take it. "auto" with alpha="auto": for each gamma of a
+        grid around 1 / (n_features sigma^2) (sigma^2 a robust feature variance; factors
         1/8 ... 8), a trimmed fit at alpha = 0.1 gives kept rows S (started from the rows of
         smallest studentized leave-one-out residual of the ordinary fit, near duplicates deleted
         together, so that a cluster sharing a wrong target is not kept); the closed-form
@@ -67,13 +67,9 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         is fitted, starting from its S; with epsilon="auto" this runs twice, the second time at the
         first fit's ``epsilon_``. Kernels without a gamma (linear, cosine, "precomputed", callables)
         choose alpha only. Chosen values in ``alpha_`` and ``gamma_``, every score in
-        ``hyperparameter_scores_``. Classifier: gammas 1/4, 1 and 4 times 1 / (n_features sigma^2)
-        (scikit-learn's gamma="scale" with the robust variance) and alphas 0.01, 0.1, 1; for each
-        gamma a trimmed fit at alpha = 1 gives S, and each pair is scored by stratified 3-fold
-        cross-validation whose models are fitted on the rows of S in the other folds, by the
-        misclassification rate of all rows against their given labels (ties: the smaller alpha);
-        selection runs once, at the starting trim. Not available with ``device`` (give alpha and
-        gamma).
+        ``hyperparameter_scores_``. (The classifier chooses them by out-of-fold error: see
+        :class:`~robustkernel.SubquantileKernelClassifier`.) Not available with ``device`` (give
+        alpha and gamma).
     degree, coef0 : float, default=3, 1
         Parameters of the polynomial and sigmoid kernels.
     kernel_params : dict, default=None
