@@ -352,16 +352,18 @@ default="gaussian"
     @classmethod
     def _ridge_on(
         cls,
-        metric: MetricKernelRidge,
+        template: MetricKernelRidge,
+        metric: np.ndarray,
         X: np.ndarray,
         y: np.ndarray,
         grids: tuple[np.ndarray, np.ndarray],
         family: KernelFamily,
     ) -> tuple[float, float, MetricKernelRidge]:
-        """The kernel ridge fit on ``metric``'s Sigma with the best leave-one-out (s, mu)."""
-        argument = kernel_argument(X, None, metric._metric_for_kernel(), family)
+        """The kernel ridge fit on the fixed ``metric`` (as the kernel takes it: a diagonal
+        metric as its diagonal) with the best leave-one-out (s, mu)."""
+        argument = kernel_argument(X, None, metric, family)
         scale, ridge = cls._scale_and_ridge(argument, y, grids, family)
-        return scale, ridge, cls._fixed_metric(metric, scale * metric.Sigma_, ridge, X, y)
+        return scale, ridge, cls._fixed_metric(template, scale * metric, ridge, X, y)
 
     def _takes_gradient_metric(self, family: KernelFamily) -> bool:
         """The gradient metric needs a full metric of a distance kernel."""
@@ -420,7 +422,9 @@ default="gaussian"
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 model.fit(X[train], y[train])
             init, n_iter = model.Sigma_, n_iter + model.n_iter_
-            ridge = self._ridge_on(model, X[train], y[train], grids, family)[2]
+            ridge = self._ridge_on(
+                model, model._metric_for_kernel(), X[train], y[train], grids, family
+            )[2]
             errors.append(float(np.mean((ridge.predict(X[val]) - y[val]) ** 2)))
             ranks.append(model.rank_)
             metrics.append(model)
@@ -438,28 +442,28 @@ default="gaussian"
         choose = partial(self._scale_and_ridge, grids=grids, family=family)
         if self.gradient_metric and self.epsilon is None and self._takes_gradient_metric(family):
             candidate = gradient_outer_product_metric(X[train], y[train], family, choose)
-            scored = self._fixed_metric(template, candidate, self.lam_, X[train], y[train])
-            ridge = self._ridge_on(scored, X[train], y[train], grids, family)[2]
+            ridge = self._ridge_on(template, candidate, X[train], y[train], grids, family)[2]
             self.gradient_validation_mse_ = float(np.mean((ridge.predict(X[val]) - y[val]) ** 2))
             if self.gradient_validation_mse_ < errors[k]:
                 self.metric_source_, self.lam_ = "gradient", None
-        refit = clone(template).set_params(lam=float(lams[k]), init=metrics[k].Sigma_)
+        refit = clone(template).set_params(lam=self.lam_, init=metrics[k].Sigma_)
         if self.metric_source_ == "gradient":
             metric = gradient_outer_product_metric(X, y, family, choose)
-            self.scale_, self.ridge_ = choose(kernel_argument(X, None, metric, family), y)
+            self.scale_, self.ridge_, self.final_ = self._ridge_on(
+                template, metric, X, y, grids, family
+            )
             self.metric_ = self._fixed_metric(template, metric, self.ridge_, X, y)
-            self.final_ = self._fixed_metric(template, self.scale_ * metric, self.ridge_, X, y)
         elif self.epsilon is None:
             self.metric_ = refit.fit(X, y)
             self.scale_, self.ridge_, self.final_ = self._ridge_on(
-                self.metric_, X, y, grids, family
+                self.metric_, self.metric_._metric_for_kernel(), X, y, grids, family
             )
         else:
             trimmed = trimmed_metric_fit(refit, X, y, kept)
             self.metric_ = trimmed.model
             rows = trimmed.mask
             self.scale_, self.ridge_, _ = self._ridge_on(
-                self.metric_, X[rows], y[rows], grids, family
+                self.metric_, self.metric_._metric_for_kernel(), X[rows], y[rows], grids, family
             )
             # the rows are chosen again by a Subquantile fit on the learned kernel: the metric's
             # in-sample residuals cannot expose a corrupted row that the metric fit explains
