@@ -166,3 +166,42 @@ def test_the_papers_constants_give_the_ranks_of_the_authors_code():
     )
     assert path.rank[[0, 1, 4]].tolist() == [7, 4, 1]
     assert path.converged.all()
+
+
+@pytest.mark.parametrize(
+    ("kernel", "weighted", "diagonal"),
+    [("gaussian", False, False), ("gaussian", True, False), ("gaussian_mixture", False, False),
+     ("gaussian", False, True)],
+)
+def test_factored_objective_with_reused_buffers_matches_fresh_evaluations(
+    kernel, weighted, diagonal
+):
+    # the factored objective writes every evaluation into the same n x n buffers: its values
+    # and gradients must equal J_n computed afresh and central differences, also after other
+    # points were evaluated in between
+    from robustkernel.metric_kernel_ridge._objective import _factored_objective
+
+    X, y = _small_problem()
+    params = {"weights": [0.5, 0.5], "scales": [1.0, 3.0]} if kernel == "gaussian_mixture" else None
+    family = resolve_kernel(kernel, params)
+    rng = np.random.default_rng(0)
+    weights = rng.integers(1, 4, size=X.shape[0]).astype(float) if weighted else None
+    shape = (4,) if diagonal else (4, 2)
+    value_and_grad = _factored_objective(X, y, 0.1, family, shape, weights)
+    points = [0.4 * rng.standard_normal(shape).ravel() for _ in range(3)]
+    first = [value_and_grad(flat) for flat in points]
+    for flat, (value, grad) in zip(points[::-1], first[::-1], strict=True):
+        again, grad_again = value_and_grad(flat)
+        assert again == value and np.array_equal(grad_again, grad)
+        L = flat.reshape(shape)
+        Sigma = L * L if diagonal else L @ L.T
+        Xw, yw = (X, y) if weights is None else (np.repeat(X, weights.astype(int), axis=0),
+                                                   np.repeat(y, weights.astype(int)))
+        assert value == pytest.approx(objective(Xw, yw, Sigma, 0.1, family), rel=1e-10)
+        h = 1e-6
+        fd = np.empty_like(flat)
+        for k in range(flat.size):
+            step = np.zeros_like(flat)
+            step[k] = h
+            fd[k] = (value_and_grad(flat + step)[0] - value_and_grad(flat - step)[0]) / (2 * h)
+        np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-8 * abs(value))
