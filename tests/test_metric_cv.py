@@ -189,3 +189,60 @@ def test_gradient_metric_is_not_scored_where_it_does_not_apply(options):
     model = MetricKernelRidgeCV(lams=[0.1, 0.01], random_state=0, **options).fit(X, y)
     assert model.metric_source_ == "path" and model.gradient_validation_mse_ is None
     assert model.lam_ in (0.1, 0.01)
+
+
+def test_n_splits_pools_the_held_out_errors_of_independent_single_splits():
+    # with n_splits=3 the error per lam is the mean over three splits; each split alone is what
+    # n_splits=1 computes when its random state draws that split's permutation first
+    X, y = make_kl_regression(n=60, p=3, f="b", random_state=0)
+    params = {"lams": [0.3, 0.1, 0.03], "n_iter_no_change": 5}
+    pooled = MetricKernelRidgeCV(n_splits=3, random_state=7, **params).fit(X, y)
+    assert pooled.validation_ranks_.shape == (3, 3)
+    draws = np.random.RandomState(7)
+    singles = []
+    for _ in range(3):
+        state = np.random.RandomState()
+        state.set_state(draws.get_state())
+        singles.append(MetricKernelRidgeCV(random_state=state, **params).fit(X, y))
+        draws.permutation(X.shape[0])
+    np.testing.assert_allclose(
+        pooled.validation_mse_, np.mean([m.validation_mse_ for m in singles], axis=0), rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        pooled.gradient_validation_mse_,
+        np.mean([m.gradient_validation_mse_ for m in singles]),
+        rtol=1e-6,
+    )
+    np.testing.assert_array_equal(
+        pooled.validation_ranks_, np.column_stack([m.validation_ranks_[:, 0] for m in singles])
+    )
+    # the choice follows the pooled errors
+    best = min(pooled.validation_mse_.min(), pooled.gradient_validation_mse_)
+    if pooled.metric_source_ == "path":
+        assert pooled.validation_mse_[params["lams"].index(pooled.lam_)] == best
+    else:
+        assert pooled.gradient_validation_mse_ == best
+
+
+def test_n_splits_refit_starts_from_the_split_metric_with_the_lowest_objective():
+    from robustkernel.metric_kernel_ridge._objective import objective
+
+    X, y = make_kl_regression(n=60, p=4, f="a", random_state=1)
+    draws = np.random.RandomState(0)
+    starts = []
+    for _ in range(3):
+        order = draws.permutation(60)
+        starts.append(MetricKernelRidge(lam=0.1).fit(X[order[12:]], y[order[12:]]).Sigma_)
+    values = [objective(X, y, S, 0.1, GAUSSIAN) for S in starts]
+    assert int(np.argmin(values)) != 0  # not simply the first split's
+    refit = MetricKernelRidgeCV(lams=[0.1], n_splits=3, gradient_metric=False, random_state=0)
+    refit.fit(X, y)
+    direct = MetricKernelRidge(lam=0.1, init=starts[int(np.argmin(values))]).fit(X, y)
+    np.testing.assert_allclose(refit.Sigma_, direct.Sigma_, atol=1e-10)
+
+
+def test_n_splits_must_be_a_positive_integer():
+    X, y = make_kl_regression(n=30, p=3, f="a", random_state=0)
+    for bad in (0, -1, 1.5, "3"):
+        with pytest.raises(ValueError, match="n_splits"):
+            MetricKernelRidgeCV(n_splits=bad).fit(X, y)
