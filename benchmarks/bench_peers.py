@@ -49,6 +49,7 @@ from sklearn.linear_model import HuberRegressor, RANSACRegressor, Ridge
 from sklearn.metrics import accuracy_score, root_mean_squared_error
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import SVC
+from threadpoolctl import threadpool_limits
 
 from robustkernel import (
     MetricKernelRidge,
@@ -347,7 +348,10 @@ def fit_rfm(sim: KLSimulation, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
     RFM selects its iteration on a validation split: the last 20% of the training rows.
     """
+    import torch
     from xrfm.rfm_src.recursive_feature_machine import RFM
+
+    torch.set_num_threads(1)
 
     cut = int(0.8 * sim.X_train.shape[0])
     model = RFM(kernel="laplace", bandwidth=10.0, iters=5, device="cpu", verbose=False)
@@ -432,7 +436,8 @@ def metric_section(seeds: list[int], n: int, ps: list[int]) -> str:
     """The Markdown section of the learned-metric race."""
     load_before = os.getloadavg()
     wall = time.perf_counter()
-    frame, rfm_status = race_metric(seeds, n, ps)
+    with threadpool_limits(limits=1):  # BLAS and OpenMP; PyTorch's own pool in fit_rfm
+        frame, rfm_status = race_metric(seeds, n, ps)
     wall = time.perf_counter() - wall
     load_after = os.getloadavg()
     keys = ["p", "f", "dim S*", "method"]
@@ -471,8 +476,9 @@ def metric_section(seeds: list[int], n: int, ps: list[int]) -> str:
         "",
         f"Command: `{command}`  ",
         f"Load average (1, 5, 15 min) before: {_loads(load_before)}; after: "
-        f"{_loads(load_after)}. Wall time {wall:.0f} s; 'seconds' is the wall time of one fit, "
-        "'CPU seconds' its process CPU time.  ",
+        f"{_loads(load_after)}. Wall time {wall:.0f} s; one thread for every method (BLAS, "
+        "OpenMP, PyTorch); 'seconds' is the wall time of one fit, 'CPU seconds' its process "
+        "CPU time.  ",
         f"n = {n}, p in {ps}, Gaussian X, sigma = 0.1, test n/2; medians over seeds {seeds}. "
         "Subspace error = $\\lVert \\hat P - P_{S^*} \\rVert_F$ with $\\hat P$ the projection on "
         "the top dim S* "
@@ -501,6 +507,7 @@ def stability_section(n: int, p: int, fs: list[str], splits: list[int], fits: in
     ``n_splits``: how often the rank repeats and how far the test RMSE spreads."""
     load_before = os.getloadavg()
     rows = []
+    limits = threadpool_limits(limits=1)
     for f in fs:
         sim = (
             oblique_simulation(n, p, 0)
@@ -536,6 +543,7 @@ def stability_section(n: int, p: int, fs: list[str], splits: list[int], fits: in
                 }
             )
             print(rows[-1], flush=True)
+    limits.restore_original_limits()
     load_after = os.getloadavg()
     command = (
         f"python benchmarks/bench_peers.py --section metric-stability --n {n} "
@@ -546,7 +554,7 @@ def stability_section(n: int, p: int, fs: list[str], splits: list[int], fits: in
         "",
         f"Command: `{command}`  ",
         f"Load average (1, 5, 15 min) before: {_loads(load_before)}; after: "
-        f"{_loads(load_after)}. CPU s: the process CPU time of one fit.  ",
+        f"{_loads(load_after)}. One BLAS thread; CPU s: the process CPU time of one fit.  ",
         f"{fits} fits of `MetricKernelRidgeCV(n_splits=k)` with `random_state=None` on the same "
         f"training rows (seed 0 of each simulation, n = {n}, p = {p}); test RMSE on its test "
         "rows. Target (issue): the same rank in at least 9 of 10 fits and a spread (max - min) "
