@@ -140,8 +140,9 @@ class MetricKernelRidgeCV(
     ``SubquantileKernelRegressor(kernel="precomputed", epsilon=epsilon)`` on the learned kernel
     :math:`\\phi(s \\|x - x'\\|_\\Sigma^2)`: with the learned metric the fit is sharp enough to
     expose corrupted rows that the isotropic start kept (on the paper's f (a), p = 20, 20% of the
-    targets replaced: test RMSE 1.05 - 1.17x that of this estimator on the clean rows alone, 5
-    seeds, against 1.16 - 2.0x with the final ridge of the metric's kept rows).
+    targets replaced by N(5, 5) draws, 5 seeds: median test RMSE 0.140 against 0.109 for this
+    estimator on the clean rows alone and 1.73 without ``epsilon``; BENCHMARKS.md,
+    "contaminated targets").
 
     Parameters
     ----------
