@@ -320,7 +320,7 @@ def inner_solution(
     factor; ``J_n = lam / 2 a^T y`` and the gradient in ``Sigma`` keep their unweighted form in
     ``a``. Integer weights give the solution of the rows repeated (each copy holds a_i / w_i).
 
-    ``scratch`` (squared loss) holds the n x n arrays instead of new ones.
+    ``scratch`` holds the n x n arrays instead of new ones.
 
     Raises
     ------
@@ -329,25 +329,25 @@ def inner_solution(
         kernels with enormous ``Sigma``).
     """
     n = X.shape[0]
-    if family.loss == "logistic":
-        scratch = None
-    A = kernel_argument(X, None, Sigma, family, None if scratch is None else scratch.argument)
-    K = family.evaluate(A, None if scratch is None else scratch.kernel)
+    argument_out, kernel_out, system_out = (
+        (None, None, None)
+        if scratch is None
+        else (scratch.argument, scratch.kernel, scratch.system)
+    )
+    A = kernel_argument(X, None, Sigma, family, argument_out)
+    K = family.evaluate(A, kernel_out)
     if family.loss == "logistic":
         return InnerSolution(*logistic_inner(K, y, lam), A, K)
     if weights is not None:
-        if scratch is None:
-            M = K.copy()
-        else:
-            M = scratch.system
-            np.copyto(M, K)
+        M = np.empty_like(K) if system_out is None else system_out
+        np.copyto(M, K)
         M.flat[:: n + 1] += lam * weights.sum() / weights
         factor = cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
         u, v = cho_solve(factor, np.column_stack([y, np.ones(n)]), check_finite=False).T
         intercept = float(u.sum() / v.sum())
         a = u - intercept * v
         return InnerSolution(0.5 * lam * float(a @ y), a, intercept, A, K)
-    Kc = centred(K, None if scratch is None else scratch.system)
+    Kc = centred(K, system_out)
     Kc.flat[:: n + 1] += n * lam
     yc = y - y.mean()
     factor = cho_factor(Kc, lower=True, overwrite_a=True, check_finite=False)
