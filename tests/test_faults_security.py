@@ -164,6 +164,13 @@ CONFIGURATIONS = {
         X,
         Y_REGRESSION,
     ),
+    "metric kernel ridge cv, gaussian process predictor": (
+        MetricKernelRidgeCV(
+            lams=[0.3, 0.1], max_iter=20, random_state=0, predictor="gaussian_process"
+        ),
+        X,
+        Y_REGRESSION,
+    ),
 }
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.gaussian_process import GaussianProcessRegressor
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_limits
 
@@ -132,17 +134,34 @@ def test_verbose_shows_a_bar_over_the_path(capsys):
     assert final.startswith("MetricKernelRidgeCV") and "3/3" in final
 
 
-def test_gradient_outer_product_metric_against_finite_differences_of_the_fit():
+@pytest.mark.parametrize(
+    ("errors", "max_iterations", "rounds", "calls_made"),
+    [
+        # a leave-one-out error that falls every round: the metric after the last round is kept
+        ([3.0, 2.0, 1.0], 2, 2, 3),
+        # lowest after one round, then two rounds without a lower error stop the iteration
+        ([3.0, 1.0, 2.0, 2.5, 0.5], 10, 1, 4),
+    ],
+)
+def test_gradient_outer_product_metric_against_finite_differences_of_the_fit(
+    errors, max_iterations, rounds, calls_made
+):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3))
     y = np.sin(X[:, 0] - X[:, 1]) + 0.05 * rng.normal(size=40)
     scale, ridge = 0.5, 0.01
-    metric = gradient_outer_product_metric(
-        X, y, GAUSSIAN, lambda argument, targets: (scale, ridge), iterations=2
-    )
-    # twice: the kernel ridge fit with kernel phi(s ||x - x'||^2_M), differentiated numerically
+    calls = []
+
+    def choose(argument, targets):
+        calls.append(argument)
+        return scale, ridge, errors[len(calls) - 1]
+
+    metric = gradient_outer_product_metric(X, y, GAUSSIAN, choose, max_iterations=max_iterations)
+    assert len(calls) == calls_made
+    # the kernel ridge fit with kernel phi(s ||x - x'||^2_M), differentiated numerically, for
+    # as many rounds as the kept metric took
     expected, step = np.eye(3) / 3, 1e-5
-    for _ in range(2):
+    for _ in range(rounds):
         fit = MetricKernelRidge(lam=ridge, init=scale * expected, max_iter=0).fit(X, y)
         gradients = np.array([
             [(fit.predict((x + step * e)[None])[0] - fit.predict((x - step * e)[None])[0])
@@ -246,3 +265,34 @@ def test_n_splits_must_be_a_positive_integer():
     for bad in (0, -1, 1.5, "3"):
         with pytest.raises(ValueError, match="n_splits"):
             MetricKernelRidgeCV(n_splits=bad).fit(X, y)
+
+
+def test_gaussian_process_predictor_is_sklearns_process_on_the_learned_coordinates():
+    # the metric is the same as with the kernel ridge predictor; the final model is scikit-learn's
+    # GaussianProcessRegressor (ARD RBF times an amplitude, plus white noise) on transform(X)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 5))
+    y = np.sin(2 * (X[:, 0] - X[:, 1]) / np.sqrt(2)) + 0.05 * rng.normal(size=120)
+    X_test = rng.normal(size=(60, 5))
+    y_test = np.sin(2 * (X_test[:, 0] - X_test[:, 1]) / np.sqrt(2))
+    params = {"lams": [0.3, 0.1], "random_state": 0}
+    ridge = MetricKernelRidgeCV(**params).fit(X, y)
+    model = MetricKernelRidgeCV(predictor="gaussian_process", **params).fit(X, y)
+    np.testing.assert_array_equal(model.Sigma_, ridge.Sigma_)
+    Z = model.transform(X)
+    kernel = ConstantKernel() * RBF(length_scale=np.ones(Z.shape[1])) + WhiteKernel(0.01)
+    reference = GaussianProcessRegressor(kernel, normalize_y=True, random_state=0).fit(Z, y)
+    np.testing.assert_allclose(
+        model.predict(X_test), reference.predict(model.transform(X_test)), rtol=1e-10, atol=1e-12
+    )
+    # one index: the process recovers the function (noise 0.05 on the training rows)
+    assert np.sqrt(np.mean((model.predict(X_test) - y_test) ** 2)) < 0.15
+
+
+def test_gaussian_process_predictor_refuses_epsilon():
+    X, y = make_kl_regression(n=60, p=3, f="a", random_state=0)
+    model = MetricKernelRidgeCV(predictor="gaussian_process", epsilon=0.1, lams=[0.1])
+    with pytest.raises(ValueError, match="predictor='gaussian_process' is not available"):
+        model.fit(X, y)
+    with pytest.raises(ValueError, match="predictor"):
+        MetricKernelRidgeCV(predictor="forest").fit(X, y)

@@ -48,9 +48,11 @@ SKOPS_SUFFIX = ".skops"
 # defaults was needed, except by the meta-estimators' default inner estimators (histogram
 # gradient boosting holds its trees as TreePredictor objects: skops builds one with
 # ``TreePredictor.__new__`` and sets its arrays as attributes, calling nothing with data from
-# the file). The meta-estimators hold the user's estimator: any other type it needs beyond
-# skops' defaults (e.g. sklearn.tree._tree.Tree of a random forest) is refused by name, by
-# save_model before it writes anything, and such a model is saved as .joblib.
+# the file), and by the Gaussian process of MetricKernelRidgeCV(predictor="gaussian_process")
+# (its kernel objects, built the same way). The meta-estimators hold the user's estimator: any
+# other type it needs beyond skops' defaults (e.g. sklearn.tree._tree.Tree of a random forest)
+# is refused by name, by save_model before it writes anything, and such a model is saved as
+# .joblib.
 # tests/test_faults_security.py and tests/test_faults_meta.py round-trip every configuration
 # and every public estimator with its defaults, so a class missing here fails a test. Never add
 # a function, a module or a prefix: skops calls trusted names with arguments taken from the
@@ -77,6 +79,13 @@ SKOPS_TRUSTED_TYPES: frozenset[str] = frozenset(
         "robustkernel.subquantile._features.PrecomputedNystroem",
         # HistGradientBoostingRegressor / Classifier, the meta-estimators' default estimators
         "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor",
+        # the kernel of MetricKernelRidgeCV(predictor="gaussian_process")'s final model (classes
+        # whose state is their hyper-parameters; skops sets it without calling them)
+        "sklearn.gaussian_process.kernels.ConstantKernel",
+        "sklearn.gaussian_process.kernels.Product",
+        "sklearn.gaussian_process.kernels.RBF",
+        "sklearn.gaussian_process.kernels.Sum",
+        "sklearn.gaussian_process.kernels.WhiteKernel",
     }
 )
 # What unpickling (or unzipping) a file that is not a model can raise.

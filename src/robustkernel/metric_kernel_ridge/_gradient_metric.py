@@ -18,14 +18,15 @@ from scipy.linalg import eigh
 
 from ._objective import KernelFamily, centred, kernel_argument
 
-__all__ = ["ITERATIONS", "RELATIVE_FLOOR", "gradient_outer_product_metric"]
+__all__ = ["MAX_ITERATIONS", "PATIENCE", "RELATIVE_FLOOR", "gradient_outer_product_metric"]
 
-ITERATIONS = 3
+MAX_ITERATIONS = 10
+PATIENCE = 2
 RELATIVE_FLOOR = 0.01
 
 # (squared metric distances between the rows, targets) -> the kernel ridge fit's bandwidth
-# factor s and ridge mu
-Choice = Callable[[np.ndarray, np.ndarray], tuple[float, float]]
+# factor s, ridge mu and its leave-one-out mean squared error
+Choice = Callable[[np.ndarray, np.ndarray], tuple[float, float, float]]
 
 
 def gradient_outer_product_metric(
@@ -33,17 +34,21 @@ def gradient_outer_product_metric(
     y: np.ndarray,
     family: KernelFamily,
     choose: Choice,
-    iterations: int = ITERATIONS,
+    max_iterations: int = MAX_ITERATIONS,
+    patience: int = PATIENCE,
 ) -> np.ndarray:
     """The average gradient outer product metric, cut to its leading directions.
 
-    From ``M = I / p``, ``iterations`` times: fit kernel ridge with an unpenalized intercept and
-    the kernel ``phi(s ||x - x'||^2_M)``, ``(s, mu)`` given by ``choose``, and replace ``M`` by
-    the average outer product of the fit's gradient at the rows, scaled to trace 1. The
-    gradient of ``f(x) = sum_j a_j phi(s ||x - x_j||^2_M) + b`` at ``x_i`` is
-    ``2 s M sum_j a_j phi'(s ||x_i - x_j||^2_M) (x_i - x_j)``. The directions whose eigenvalue
-    is below ``RELATIVE_FLOOR`` times the largest are then dropped (the result has exactly
-    that rank).
+    From ``M = I / p``, up to ``max_iterations`` times: fit kernel ridge with an unpenalized
+    intercept and the kernel ``phi(s ||x - x'||^2_M)``, ``(s, mu)`` given by ``choose``, and
+    replace ``M`` by the average outer product of the fit's gradient at the rows, scaled to
+    trace 1. The gradient of ``f(x) = sum_j a_j phi(s ||x - x_j||^2_M) + b`` at ``x_i`` is
+    ``2 s M sum_j a_j phi'(s ||x_i - x_j||^2_M) (x_i - x_j)``. Of the metrics met (``I / p``
+    included), the one whose fit has the lowest leave-one-out error (the third value ``choose``
+    returns) is kept, as the recursive feature machine keeps its iteration of best validation
+    error [1]_; the rounds stop after ``patience`` of them without a lower error. The directions
+    whose eigenvalue is below ``RELATIVE_FLOOR`` times the largest are then dropped (the result
+    has exactly that rank).
 
     Parameters
     ----------
@@ -54,20 +59,36 @@ def gradient_outer_product_metric(
     family : KernelFamily
         A distance kernel profile.
     choose : callable
-        ``choose(argument, y) -> (s, mu)`` for the squared metric distances ``argument``.
-    iterations : int, default=ITERATIONS
-        Number of fit-and-gradient rounds.
+        ``choose(argument, y) -> (s, mu, loo)`` for the squared metric distances ``argument``:
+        the fit's bandwidth factor, ridge and leave-one-out mean squared error.
+    max_iterations : int, default=MAX_ITERATIONS
+        Largest number of fit-and-gradient rounds.
+    patience : int, default=PATIENCE
+        Stop after this many rounds without a lower leave-one-out error.
 
     Returns
     -------
     ndarray of shape (n_features, n_features)
         A positive semidefinite metric of trace at most 1.
+
+    References
+    ----------
+    .. [1] A. Radhakrishnan, D. Beaglehole, P. Pandit and M. Belkin, "Mechanism for feature
+       learning in neural networks and backpropagation-free machine learning models",
+       Science 383 (2024).
     """
     n, p = X.shape
-    metric = np.eye(p) / p
-    for _ in range(iterations):
+    metric = best = np.eye(p) / p
+    lowest, stale = np.inf, 0
+    for round_ in range(max_iterations + 1):
         argument = kernel_argument(X, None, metric, family)
-        scale, ridge = choose(argument, y)
+        scale, ridge, loo = choose(argument, y)
+        if loo < lowest:
+            best, lowest, stale = metric, loo, 0
+        else:
+            stale += 1
+        if stale >= patience or round_ == max_iterations:
+            break
         system = centred(family.fn(scale * argument))
         system[np.diag_indices(n)] += n * ridge
         coef = np.linalg.solve(system, y - y.mean())
@@ -77,8 +98,8 @@ def gradient_outer_product_metric(
         outer = metric @ (gradients.T @ gradients) @ metric / n
         total = np.trace(outer)
         if not np.isfinite(total) or total <= 0.0:
-            break  # a constant fit has no gradient: keep the last metric
+            break  # a constant fit has no gradient: keep the best metric so far
         metric = outer / total
-    values, vectors = eigh(metric)
+    values, vectors = eigh(best)
     keep = values >= RELATIVE_FLOOR * values.max()
     return (vectors[:, keep] * values[keep]) @ vectors[:, keep].T
