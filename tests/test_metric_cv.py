@@ -296,3 +296,23 @@ def test_gaussian_process_predictor_refuses_epsilon():
         model.fit(X, y)
     with pytest.raises(ValueError, match="predictor"):
         MetricKernelRidgeCV(predictor="forest").fit(X, y)
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (np.full((3, 3), np.nan), "NaN"),
+        (np.full((3, 3), np.inf), "infinity"),
+        (np.ones((3, 4)), "features"),
+        (np.empty((0, 3)), "0 sample"),
+    ],
+    ids=["nan", "inf", "columns", "empty"],
+)
+def test_gaussian_process_predictor_rejects_bad_inputs_to_predict(bad, message):
+    X, y = make_kl_regression(n=60, p=3, f="a", random_state=0)
+    model = MetricKernelRidgeCV(predictor="gaussian_process", lams=[0.1], random_state=0)
+    model.fit(X, y)
+    with pytest.raises(ValueError, match=message):
+        model.predict(bad)
+    # 1e300 is finite: a finite prediction (the process reverts to its mean far from the rows)
+    assert np.all(np.isfinite(model.predict(np.full((2, 3), 1e300))))
