@@ -7,12 +7,12 @@ training targets replaced by N(5, variance 4); 5000 clean test rows. Three parts
   one ``KernelRidge(kernel="rbf", alpha=1, gamma=1/8)`` fit on the same rows (the fit-time
   ratio), with the test RMSE of both;
 * Nystroem features, n in ``--feature-sizes`` with m = ``--components`` features (one value,
-  or one per size): ``SubquantileKernelRegressor(n_components=m)`` (epsilon, alpha, gamma
-  "auto") and ``SubquantileKernelRegressor()`` (n_components="auto" too) against the
-  configuration given (epsilon 0.2, alpha 0.01, gamma 1/8,
-  refine=None) on the same features, and the test RMSE of the best point of a grid of given
-  configurations (gammas 1/32, 1/16, 1/8, 1/4 x alphas 1e-4, 1e-2, 1; the true epsilon 0.2;
-  refine=None). ``--dtype float32`` fits the features in single precision;
+  or one per size): ``SubquantileKernelRegressor(n_components=m)`` (kernel, epsilon, alpha,
+  gamma "auto") and ``SubquantileKernelRegressor()`` (n_components="auto" too) against the
+  configuration given (kernel "rbf", epsilon 0.2, alpha 0.01, gamma 1/8, refine=None) on the
+  same features, and the test RMSE of the best point of a grid of given rbf configurations
+  (gammas 1/32, 1/16, 1/8, 1/4 x alphas 1e-4, 1e-2, 1; the true epsilon 0.2; refine=None).
+  ``--dtype float32`` fits the features in single precision;
 * classification, n in ``--classifier-sizes``: ``SubquantileKernelClassifier()`` (no arguments)
   against one ``SVC()`` fit (the fit-time ratio), SVC + 5-fold GridSearchCV over C in (0.1, 1,
   10, 100) x gamma in (0.25, 0.5, 1, 2, 4) / n_features, and cleanlab's
@@ -53,7 +53,7 @@ from robustkernel._report import markdown_table
 
 SECTION = "## Defaults at any size (bench_defaults_scale.py)"
 N_FEATURES = 8
-GIVEN = {"epsilon": 0.2, "alpha": 0.01, "gamma": 1.0 / 8, "refine": None}
+GIVEN = {"epsilon": 0.2, "kernel": "rbf", "alpha": 0.01, "gamma": 1.0 / 8, "refine": None}
 GRID_GAMMAS = (1.0 / 32, 1.0 / 16, 1.0 / 8, 1.0 / 4)
 GRID_ALPHAS = (1e-4, 1e-2, 1.0)
 SVC_GRID = {"C": [0.1, 1.0, 10.0, 100.0], "gamma": [f / N_FEATURES for f in (0.25, 0.5, 1, 2, 4)]}
@@ -114,8 +114,12 @@ def _row(
     }
 
 
-def _chosen(model: SubquantileKernelRegressor) -> str:
-    return f"eps {model.epsilon_:.3f}, alpha {model.alpha_:.3g}, gamma {model.gamma_:.3g}"
+def _chosen(model: SubquantileKernelRegressor | SubquantileKernelClassifier) -> str:
+    # kernel="auto" (the regressor's default) reports its choice in kernel_, and may choose the
+    # linear kernel, which has no gamma (gamma_ None).
+    kernel = getattr(model, "kernel_", model.kernel)
+    gamma = "-" if model.gamma_ is None else f"{model.gamma_:.3g}"
+    return f"kernel {kernel}, eps {model.epsilon_:.3f}, alpha {model.alpha_:.3g}, gamma {gamma}"
 
 
 def exact_rows(n: int, repeats: int) -> list[dict]:
@@ -146,7 +150,7 @@ def feature_rows(n: int, m: int, dtype: str, repeats: int, grid: bool = True) ->
     the fit with no arguments and the best point of the grid of given configurations."""
     X, y, X_test, f_test = regression_data(n)
     common = {"n_components": m, "dtype": dtype, "random_state": 0}
-    given = f"given (eps 0.2, alpha 0.01, gamma 1/8), m = {m}"
+    given = f"given (rbf, eps 0.2, alpha 0.01, gamma 1/8), m = {m}"
     wall_g, cpu_g, model_g = timed(
         lambda: SubquantileKernelRegressor(**GIVEN, **common), X, y, repeats
     )

@@ -10,8 +10,8 @@ reports test RMSE against the noiseless function, as ratios to the oracle's. Dat
   1000 rows, 20% of the targets replaced by N(5, variance 5);
 * ``proportions``: targets in (0, 1), logistic(2 sin x1 + x2) + noise sd 0.05 on 300 rows of
   [-2, 2]^2, 20% replaced by uniform draws on (0, 1): the kernelized GLM
-  (``SubquantileKernelRegressor(link="logistic")``, alpha 1e-3, gamma 0.1 for every fit) against
-  the identity link.
+  (``SubquantileKernelRegressor(link="logistic")``, rbf kernel, alpha 1e-3, gamma 0.1 for every
+  fit) against the identity link.
 
 Models: ``SubquantileRegressor`` around ``HistGradientBoostingRegressor`` and around a scaled
 ``MLPRegressor`` (epsilon="auto"; and a given epsilon = 0.2 with in-sample or 5-fold losses);
@@ -112,7 +112,7 @@ def network(**settings) -> SubquantileMLPRegressor:
 
 
 MINI_BATCH = {"batch_size": 64, "learning_rate": 0.01, "max_iter": 200}
-GLM = {"alpha": 1e-3, "gamma": 0.1}
+GLM = {"kernel": "rbf", "alpha": 1e-3, "gamma": 0.1}  # the regressor's default kernel is "auto"
 
 
 def glm(epsilon: float | str, link: str) -> SubquantileKernelRegressor:

@@ -122,8 +122,13 @@ def regression_methods(
     """Estimators of the regression race and the status line of every optional peer."""
     gamma = 1.0 / n_features
     methods: dict[str, BaseEstimator] = {
-        "SubQ (eps given)": SubquantileKernelRegressor(epsilon=eps, alpha=ALPHA, gamma=gamma),
-        "SubQ (eps='auto')": SubquantileKernelRegressor(epsilon="auto", alpha=ALPHA, gamma=gamma),
+        # kernel="rbf": the kernel of every method here (the regressor's default is "auto").
+        "SubQ (eps given)": SubquantileKernelRegressor(
+            epsilon=eps, kernel="rbf", alpha=ALPHA, gamma=gamma
+        ),
+        "SubQ (eps='auto')": SubquantileKernelRegressor(
+            epsilon="auto", kernel="rbf", alpha=ALPHA, gamma=gamma
+        ),
         "KernelRidge": KernelRidge(alpha=ALPHA, kernel="rbf", gamma=gamma),
         "Huber on Nystroem": make_pipeline(
             _nystroem(n_features, seed), HuberRegressor(alpha=ALPHA, max_iter=1000)

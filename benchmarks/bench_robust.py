@@ -880,14 +880,15 @@ class TunedCleanLearning(ClassifierMixin, BaseEstimator):
 REGRESSION_METHODS: dict[str, Method] = {
     "subq_default": Method(
         lambda c: SubquantileKernelRegressor(),
-        'SubquantileKernelRegressor(): the defaults, epsilon, alpha, gamma "auto", '
+        'SubquantileKernelRegressor(): the defaults, kernel, epsilon, alpha, gamma "auto", '
         'refine="reject" (no knobs)',
         library=True,
     ),
     "subq_auto": Method(
         lambda c: SubquantileKernelRegressor(kernel="auto"),
-        'SubquantileKernelRegressor(kernel="auto"): the high-breakdown start (kernel LTS, the '
-        "kernel chosen among linear, poly(2) and rbf, the adaptive cutoff), no other knob",
+        'SubquantileKernelRegressor(kernel="auto") (the default kernel, given explicitly): the '
+        "high-breakdown start (kernel LTS, the kernel chosen among linear, poly(2) and rbf, the "
+        "adaptive cutoff), no other knob",
         library=True,
     ),
     "subq_true_eps": Method(
@@ -896,14 +897,17 @@ REGRESSION_METHODS: dict[str, Method] = {
         library=True,
     ),
     "subq_papers": Method(
-        lambda c: SubquantileKernelRegressor(epsilon=c.eps, alpha=1.0, gamma=None, refine=None),
-        "the papers' estimator: SubquantileKernelRegressor(epsilon=true eps, alpha=1, "
-        "gamma=None, refine=None)",
+        lambda c: SubquantileKernelRegressor(
+            epsilon=c.eps, kernel="rbf", alpha=1.0, gamma=None, refine=None
+        ),
+        "the papers' estimator: SubquantileKernelRegressor(epsilon=true eps, "
+        'kernel="rbf", alpha=1, gamma=None, refine=None)',
         library=True,
     ),
     "subq_biweight": Method(
-        lambda c: SubquantileKernelRegressor(epsilon=c.eps, refine="biweight"),
-        'SubquantileKernelRegressor(epsilon=true eps, refine="biweight")',
+        lambda c: SubquantileKernelRegressor(epsilon=c.eps, kernel="rbf", refine="biweight"),
+        'SubquantileKernelRegressor(epsilon=true eps, kernel="rbf", refine="biweight"): '
+        'the rbf kernel given, as kernel="auto" refuses refine="biweight"',
         library=True,
     ),
     "krr_cv": Method(

@@ -3,10 +3,11 @@ No knobs: fit a contaminated regression without knowing how much of it is wrong
 ===============================================================================
 
 20% of the training targets are replaced by noise. The Subquantile regressor with its defaults
-estimates the contaminated fraction (``epsilon_``), chooses the ridge penalty and the kernel
-width (``alpha_``, ``gamma_``), says which rows it distrusted (``inlier_mask_``), and
-predicts the clean test set almost as well as a fit on the clean rows only. The model is then
-saved and loaded again.
+estimates the contaminated fraction (``epsilon_``), chooses the kernel (``kernel_``: linear,
+degree-2 polynomial or rbf, from a high-breakdown start), the ridge penalty and the kernel width
+(``alpha_``, ``gamma_``, in units of each column's spread), says which rows it distrusted
+(``inlier_mask_``), and predicts the clean test set almost as well as a fit on the clean rows
+only. The model is then saved and loaded again.
 
 Run: python examples/auto_epsilon.py
 """
@@ -34,7 +35,8 @@ precision, recall = outlier_precision_recall(model.inlier_mask_, bad.index)
 ridge = KernelRidge(alpha=0.1, kernel="rbf", gamma=1.0).fit(bad.X, bad.y)
 
 print(f"true epsilon 0.20, estimated epsilon_ {model.epsilon_:.3f}")
-print(f"chosen alpha_ {model.alpha_:.3g}, gamma_ {model.gamma_:.3g}")
+gamma = "none" if model.gamma_ is None else f"{model.gamma_:.3g}"  # the linear kernel has none
+print(f"chosen kernel_ {model.kernel_}, alpha_ {model.alpha_:.3g}, gamma_ {gamma}")
 print(f"flagged rows: precision {precision:.2f}, recall {recall:.2f}")
 print(f"test RMSE: SubQ {root_mean_squared_error(y_test, model.predict(X_test)):.3f}, ", end="")
 print(f"KernelRidge {root_mean_squared_error(y_test, ridge.predict(X_test)):.3f}")

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-PAPERS = {"epsilon": 0.1, "alpha": 1.0, "gamma": None, "refine": None}
+PAPERS = {"epsilon": 0.1, "alpha": 1.0, "gamma": None, "refine": None, "kernel": "rbf"}
 """The papers' fixed configuration of the Subquantile estimators (the defaults choose instead)."""
 
 

@@ -27,7 +27,8 @@ def _contaminated(n: int = 150, seed: int = 0, shift: float = 10.0):
     return X, y
 
 
-COMMON = {"epsilon": 0.2, "alpha": 0.5, "gamma": 0.5}
+COMMON = {"epsilon": 0.2, "alpha": 0.5, "gamma": 0.5, "kernel": "rbf"}
+"""Given alpha and gamma for the rbf kernel (the default kernel="auto" chooses its own)."""
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -96,7 +97,7 @@ def test_untrimmed_feature_fit_is_ridge_on_nystroem_features():
     """epsilon=0: ridge on the features with an unpenalized intercept (sklearn's Ridge)."""
     X, y = _contaminated(n=120, seed=4, shift=0.0)
     model = SubquantileKernelRegressor(
-        epsilon=0.0, alpha=0.5, gamma=0.5, n_components=30, random_state=0
+        epsilon=0.0, alpha=0.5, gamma=0.5, kernel="rbf", n_components=30, random_state=0
     ).fit(X, y)
     features = Nystroem(gamma=0.5, n_components=30, random_state=0).fit(X)
     ridge = Ridge(alpha=0.5).fit(features.transform(X), y)
@@ -182,7 +183,7 @@ def test_precomputed_kernel_features_equal_the_kernel_features():
     X_test = np.random.default_rng(12).uniform(-2, 2, size=(30, 3))
     options = {**COMMON, "n_components": 40, "random_state": 0}
     direct = SubquantileKernelRegressor(**options).fit(X, y)
-    precomputed = SubquantileKernelRegressor(**options, kernel="precomputed")
+    precomputed = SubquantileKernelRegressor(**{**options, "kernel": "precomputed"})
     precomputed.fit(rbf_kernel(X, gamma=0.5), y)
     np.testing.assert_allclose(
         precomputed.predict(rbf_kernel(X_test, X, gamma=0.5)), direct.predict(X_test), atol=1e-8

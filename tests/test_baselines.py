@@ -90,7 +90,7 @@ def test_term_with_intercept_and_no_tilt_is_the_library_erm():
     X = rng.normal(size=(40, 2))
     y = X[:, 0] + 3.0 + 0.1 * rng.normal(size=40)
     term = TiltedKernelRegressor(0.0, alpha=0.5).fit(X, y)
-    erm = SubquantileKernelRegressor(epsilon=0.0, alpha=0.5, gamma=None).fit(X, y)
+    erm = SubquantileKernelRegressor(epsilon=0.0, alpha=0.5, gamma=None, kernel="rbf").fit(X, y)
     np.testing.assert_allclose(term.predict(X), erm.predict(X), atol=1e-5)
 
 

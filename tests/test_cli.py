@@ -365,10 +365,8 @@ def test_fit_regression_by_default_starts_from_a_high_breakdown_fit(tmp_path, ca
     assert "auto (chose linear)" in report and "high-breakdown start" in report
 
 
-@pytest.mark.parametrize(
-    "extra", [["--kernel", "rbf"], ["--task", "classification"], ["--n-components", "20"]]
-)
-def test_fit_uses_rbf_where_asked_or_where_the_high_breakdown_start_does_not_apply(
+@pytest.mark.parametrize("extra", [["--kernel", "rbf"], ["--task", "classification"]])
+def test_fit_uses_rbf_where_asked_or_for_classification(
     tmp_path, regression_csv, classification_csv, capsys, extra
 ):
     data, target = regression_csv, "y"
@@ -382,7 +380,26 @@ def test_fit_uses_rbf_where_asked_or_where_the_high_breakdown_start_does_not_app
     assert "| kernel | rbf |" in (out / "report.md").read_text()
 
 
-def test_a_table_beyond_4000_rows_is_fitted_on_features_with_rbf(tmp_path, capsys):
+def test_a_regression_on_given_features_starts_from_a_high_breakdown_fit(
+    tmp_path, regression_csv, capsys
+):
+    """--n-components: the features fit the model on every row, the high-breakdown start (on
+    the exact model of a sample of rows) still chooses the kernel; the report names it."""
+    out = tmp_path / "fit"
+    argv = ["fit", str(regression_csv), "--target", "y", "--n-components", "20", "--out", str(out)]
+    assert run([*argv, "--quiet"], capsys)[0] == 0
+    model = load_model(out / "model.skops")[-1]
+    assert model.kernel == "auto" and model.kernel_ in ("linear", "poly", "rbf")
+    assert model.n_components_ == 20
+    report = (out / "report.md").read_text()
+    assert f"| kernel | auto (chose {model.kernel_}) |" in report
+    assert "20 Nystroem features (--n-components)" in report
+    assert pd.read_csv(out / "outliers.csv")["flagged"].to_numpy()[:N_CORRUPTED].all()
+
+
+def test_a_table_beyond_4000_rows_is_fitted_on_features_from_the_high_breakdown_start(
+    tmp_path, capsys
+):
     rng = np.random.default_rng(0)
     n = 4001
     frame = pd.DataFrame(rng.normal(size=(n, 2)), columns=["a", "b"])
@@ -390,14 +407,15 @@ def test_a_table_beyond_4000_rows_is_fitted_on_features_with_rbf(tmp_path, capsy
     frame.loc[:99, "y"] += 10.0
     frame.to_csv(tmp_path / "big.csv", index=False)
     out = tmp_path / "fit"
-    given = ["--epsilon", "0.1", "--alpha", "0.1", "--gamma", "0.5"]
-    argv = ["fit", str(tmp_path / "big.csv"), "--target", "y", *given, "--out", str(out)]
+    argv = ["fit", str(tmp_path / "big.csv"), "--target", "y", "--out", str(out)]
     assert run([*argv, "--quiet"], capsys)[0] == 0
     model = load_model(out / "model.skops")[-1]
-    # ceil(5 sqrt(4001)) = 317 features, and rbf: kernel="auto" is for the exact model
-    assert model.kernel == "rbf" and model.n_components_ == 317
+    # ceil(5 sqrt(4001)) = 317 features; --kernel auto: the start on a sample of the rows
+    assert model.kernel == "auto" and model.kernel_ in ("linear", "poly", "rbf")
+    assert model.n_components_ == 317
     report = (out / "report.md").read_text()
     assert "317 Nystroem features (chosen for the rows)" in report
+    assert f"| kernel | auto (chose {model.kernel_}) |" in report
     assert pd.read_csv(out / "outliers.csv")["flagged"].to_numpy()[:100].all()
 
 

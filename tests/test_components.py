@@ -40,11 +40,16 @@ def test_features_capped_by_memory(monkeypatch):
     assert resolve_components(_params(), 10**6) == _components.MIN_COMPONENTS
 
 
-@pytest.mark.parametrize(
-    "changes", [{"kernel": "precomputed"}, {"kernel": "auto"}, {"device": "cpu"}]
-)
+@pytest.mark.parametrize("changes", [{"kernel": "precomputed"}, {"device": "cpu"}])
 def test_exact_only_models_stay_exact(plenty_of_memory, changes):
     assert resolve_components(_params(**changes), 10**5) is None
+
+
+@pytest.mark.parametrize(("n", "expected"), [(4000, None), (4001, 317), (10**5, 1000)])
+def test_the_default_kernel_gets_features_as_a_given_kernel_does(plenty_of_memory, n, expected):
+    """kernel="auto" (the regressor's default) is no exact-only model: beyond 4000 rows its
+    start runs on a sample of rows and the model on every row is fitted on features."""
+    assert resolve_components(_params(kernel="auto"), n) == expected
 
 
 @pytest.mark.parametrize("given", [None, 7, 5000])
@@ -61,7 +66,7 @@ def test_the_fit_uses_the_resolved_features(plenty_of_memory):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(4001, 2))
     y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=4001)
-    given = {"epsilon": 0.1, "alpha": 1.0, "gamma": 0.5, "random_state": 0}
+    given = {"kernel": "rbf", "epsilon": 0.1, "alpha": 1.0, "gamma": 0.5, "random_state": 0}
     automatic = SubquantileKernelRegressor(**given).fit(X, y)
     explicit = SubquantileKernelRegressor(n_components=317, **given).fit(X, y)
     assert automatic.n_components_ == 317

@@ -15,7 +15,17 @@ from robustkernel.subquantile import _distributed
 da = pytest.importorskip("dask.array", reason="the distributed fit needs the dask extra")
 distributed = pytest.importorskip("distributed", reason="the distributed fit needs the dask extra")
 
-SETTINGS = {"epsilon": 0.2, "alpha": 1.0, "gamma": 0.5, "refine": None, "random_state": 0}
+SETTINGS = {
+    "kernel": "rbf",
+    "epsilon": 0.2,
+    "alpha": 1.0,
+    "gamma": 0.5,
+    "refine": None,
+    "random_state": 0,
+}
+"""The papers' estimator at given settings: the Dask fit runs the in-memory alternating fit
+over chunks (kernel="auto", the default, takes its kernel and start from an in-memory fit on
+a sample of rows: tests/test_default_kernel.py)."""
 
 
 def generated(n: int, seed: int = 0):

@@ -74,14 +74,20 @@ def _labels(y):
 # -- 1. memory guard -----------------------------------------------------------------------
 
 GUARDED = {
-    # the exact model asked for: n_components="auto" fits features at this size
-    "subq-regressor": (lambda: SubquantileKernelRegressor(n_components=None), "regression"),
+    # the exact model asked for: n_components="auto" fits features at this size. The papers'
+    # estimator (kernel="rbf") and the default (kernel="auto": a high-breakdown start, then
+    # kernel ridge on the rows it keeps), each guarded before its first n x n matrix.
+    "subq-regressor": (
+        lambda: SubquantileKernelRegressor(kernel="rbf", n_components=None),
+        "regression",
+    ),
+    "subq-default": (lambda: SubquantileKernelRegressor(n_components=None), "regression"),
     "subq-classifier": (
         lambda: SubquantileKernelClassifier(n_components=None),
         "classification",
     ),
     "subq-auto": (
-        lambda: SubquantileKernelRegressor(epsilon="auto", n_components=None),
+        lambda: SubquantileKernelRegressor(kernel="rbf", epsilon="auto", n_components=None),
         "regression",
     ),
     "crr": (lambda: CRRKernelRegressor(), "regression"),
@@ -136,8 +142,8 @@ def test_declared_peak_bounds_the_measured_peak(name, monkeypatch):
     estimator = make()
     needed = {}
 
-    def record(estimator_name, n_samples, n_matrices, remedy):
-        needed["bytes"] = n_matrices * 8.0 * n_samples**2
+    def record(estimator_name, n_samples, n_matrices, remedy):  # the largest declaration
+        needed["bytes"] = max(needed.get("bytes", 0.0), n_matrices * 8.0 * n_samples**2)
 
     monkeypatch.setattr(memory, "check_fit_memory", record)
     for module in (
@@ -152,13 +158,17 @@ def test_declared_peak_bounds_the_measured_peak(name, monkeypatch):
 def test_small_fits_pass_the_guard(monkeypatch):
     X, y = _data(200)
     monkeypatch.setattr(memory, "available_memory", lambda: 1 * GIB)
-    SubquantileKernelRegressor().fit(X, y)
+    SubquantileKernelRegressor().fit(X, y)  # kernel="auto"
+    SubquantileKernelRegressor(n_components=20, random_state=0).fit(X, y)  # its sampled start
+    SubquantileKernelRegressor(kernel="rbf").fit(X, y)
     MetricKernelRidge(max_iter=3).fit(X, y)
     monkeypatch.setattr(memory, "available_memory", lambda: None)  # unknown: no check
     SubquantileKernelRegressor().fit(X, y)
-    # The approximate model is never refused: it holds no n x n matrix.
+    SubquantileKernelRegressor(kernel="rbf").fit(X, y)
+    # The approximate model of a given kernel is never refused: it holds no n x n matrix.
+    # (kernel="auto" runs its high-breakdown start on the exact model of up to 1000 rows.)
     monkeypatch.setattr(memory, "available_memory", lambda: 0)
-    SubquantileKernelRegressor(n_components=20).fit(X, y)
+    SubquantileKernelRegressor(kernel="rbf", n_components=20).fit(X, y)
 
 
 def test_available_memory_is_a_positive_count_or_unknown():
@@ -177,7 +187,18 @@ def test_metric_on_too_many_features_is_refused(monkeypatch):
 
 
 def _unchunked(model, X):
-    K = pairwise_kernels(X, model.X_fit_, metric=model.kernel, gamma=model.gamma)
+    """k(X, X_fit_) w + b in one product, with the fitted kernel and its parameters (what
+    kernel="auto" chose: ``kernel_``, ``gamma_``, ``degree_``, ``coef0_``), in the units the
+    model was fitted in (kernel="auto": each column less ``feature_center_``, over
+    ``feature_scale_``)."""
+    if hasattr(model, "feature_scale_"):
+        X = (X - model.feature_center_) / model.feature_scale_
+    params = {
+        name: getattr(model, f"{name}_", getattr(model, name))
+        for name in ("gamma", "degree", "coef0")
+    }
+    kernel = getattr(model, "kernel_", model.kernel)
+    K = pairwise_kernels(X, model.X_fit_, metric=kernel, filter_params=True, **params)
     w = model.dual_coef_.reshape(model.X_fit_.shape[0], -1)
     return K @ w + np.atleast_1d(model.intercept_)
 
@@ -185,12 +206,13 @@ def _unchunked(model, X):
 @pytest.mark.parametrize(
     "model, task",
     [
-        (SubquantileKernelRegressor(gamma=0.5), "regression"),
+        (SubquantileKernelRegressor(kernel="rbf", gamma=0.5), "regression"),
+        (SubquantileKernelRegressor(), "regression"),  # kernel="auto": its kernel, its units
         (SubquantileKernelClassifier(gamma=0.5), "classification"),
         (SubquantileKernelClassifier(kernel="laplacian", gamma=0.3), "multiclass"),
         (CRRKernelRegressor(gamma=0.5), "regression"),
     ],
-    ids=["subq-regressor", "subq-binary", "subq-multiclass", "crr"],
+    ids=["subq-regressor", "subq-default", "subq-binary", "subq-multiclass", "crr"],
 )
 def test_chunked_predict_matches_the_unchunked_formula(model, task, monkeypatch):
     X, y = _data(80)
@@ -216,9 +238,12 @@ def test_chunked_predict_matches_the_unchunked_formula(model, task, monkeypatch)
         assert proba.shape == (1000, model.classes_.size) and np.all(np.isfinite(proba))
 
 
-def test_exact_predict_memory_is_bounded():
+@pytest.mark.parametrize(
+    "params", [{"kernel": "rbf", "gamma": 0.5}, {}], ids=["rbf", "default"]
+)
+def test_exact_predict_memory_is_bounded(params):
     X, y = _data(300)
-    model = SubquantileKernelRegressor(gamma=0.5).fit(X, y)
+    model = SubquantileKernelRegressor(**params).fit(X, y)
     X_test = np.random.default_rng(2).standard_normal((200_000, 3))
     prediction, peak = _with_peak_memory(model.predict, X_test)
     block = memory.CHUNK_ELEMENTS * 8  # 32 MiB; the whole kernel matrix is 458 MiB
@@ -257,8 +282,14 @@ def test_metric_predict_memory_is_bounded():
 @pytest.mark.parametrize("factor", [1e200, 1e-200, 1e155])
 @pytest.mark.parametrize(
     "params",
-    [{}, {"n_components": 30}, {"solver": "gd", "max_iter": 200}, {"epsilon": "auto"}],
-    ids=["exact", "features", "gd", "auto"],
+    [
+        {},
+        {"n_components": 30},
+        {"kernel": "rbf"},
+        {"kernel": "rbf", "solver": "gd", "max_iter": 200},
+        {"epsilon": "auto"},
+    ],
+    ids=["exact", "features", "rbf", "gd", "auto"],
 )
 def test_subq_regression_is_equivariant_in_the_targets(factor, params):
     X, y = _data(80)

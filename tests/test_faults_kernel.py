@@ -11,6 +11,8 @@ import pytest
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 
 GIVEN = {"epsilon": 0.1, "alpha": 0.1, "gamma": 0.5}
+"""A given configuration; the regressor's with kernel="rbf" (gamma is the rbf kernel's), the
+classifier's kernel is rbf by default."""
 
 
 def data(n: int = 60, seed: int = 0):
@@ -29,13 +31,14 @@ def _fit_quietly(model, X, y, **fit_params):
 
 
 MODELS = [
-    SubquantileKernelRegressor(),
-    SubquantileKernelRegressor(**GIVEN),
-    SubquantileKernelRegressor(n_components=20, random_state=0, **GIVEN),
+    SubquantileKernelRegressor(),  # kernel="auto"
+    SubquantileKernelRegressor(kernel="rbf", **GIVEN),
+    SubquantileKernelRegressor(kernel="rbf", n_components=20, random_state=0, **GIVEN),
     SubquantileKernelClassifier(),
     SubquantileKernelClassifier(**GIVEN, refine=None),
+    SubquantileKernelRegressor(n_components=20, random_state=0),  # kernel="auto", features
 ]
-IDS = ["reg-auto", "reg-given", "reg-features", "clf-auto", "clf-given"]
+IDS = ["reg-auto", "reg-given", "reg-features", "clf-auto", "clf-given", "reg-auto-features"]
 
 
 def _outputs(model, X):
@@ -92,7 +95,9 @@ def test_one_overwhelming_weight_fits_that_row():
     0.5, an overflow warning)."""
     X, y, labels = data()
     weights = np.r_[1e300, np.ones(59)]
-    model = _fit_quietly(SubquantileKernelRegressor(**GIVEN), X, y, sample_weight=weights)
+    model = _fit_quietly(
+        SubquantileKernelRegressor(kernel="rbf", **GIVEN), X, y, sample_weight=weights
+    )
     assert model.predict(X[:1])[0] == pytest.approx(y[0], abs=0.05)
     classifier = _fit_quietly(
         SubquantileKernelClassifier(**GIVEN, refine=None), X, labels, sample_weight=weights
@@ -158,7 +163,9 @@ def test_the_ridge_floor_does_not_change_ordinary_fits():
     from sklearn.kernel_ridge import KernelRidge
 
     X, y, _ = data()
-    model = SubquantileKernelRegressor(0.0, alpha=1e-6, gamma=0.5, fit_intercept=False)
+    model = SubquantileKernelRegressor(
+        0.0, alpha=1e-6, kernel="rbf", gamma=0.5, fit_intercept=False
+    )
     reference = KernelRidge(alpha=1e-6, kernel="rbf", gamma=0.5).fit(X, y)
     np.testing.assert_allclose(model.fit(X, y).predict(X), reference.predict(X), rtol=1e-6)
 

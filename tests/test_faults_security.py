@@ -101,7 +101,9 @@ CONFIGURATIONS = {
     "subq regressor auto": (SubquantileKernelRegressor(epsilon="auto"), X, Y_REGRESSION),
     "subq regressor nystroem": (SubquantileKernelRegressor(n_components=10), X, Y_REGRESSION),
     "subq regressor rff": (
-        SubquantileKernelRegressor(n_components=10, approximation="rff", random_state=0),
+        SubquantileKernelRegressor(
+            kernel="rbf", n_components=10, approximation="rff", random_state=0
+        ),
         X,
         Y_REGRESSION,
     ),
@@ -110,9 +112,9 @@ CONFIGURATIONS = {
         X,
         Y_REGRESSION,
     ),
-    "subq regressor gd": (SubquantileKernelRegressor(solver="gd"), X, Y_REGRESSION),
+    "subq regressor gd": (SubquantileKernelRegressor(kernel="rbf", solver="gd"), X, Y_REGRESSION),
     "subq regressor nesterov": (
-        SubquantileKernelRegressor(solver="nesterov", smoothing=0.1),
+        SubquantileKernelRegressor(kernel="rbf", solver="nesterov", smoothing=0.1),
         X,
         Y_REGRESSION,
     ),

@@ -12,7 +12,9 @@ import pytest
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel.subquantile import _solvers
 
-GIVEN = {"epsilon": 0.1, "alpha": 0.1, "gamma": 0.5, "refine": None}
+GIVEN = {"epsilon": 0.1, "alpha": 0.1, "kernel": "rbf", "gamma": 0.5, "refine": None}
+"""The papers' estimator at a given alpha and rbf gamma: the solver path (the default
+kernel="auto" runs no solver)."""
 
 
 def data(n: int = 60, seed: int = 0):

@@ -44,7 +44,7 @@ def test_link_loss_gradient_and_curvature_bound(name):
 def test_identity_link_is_kernel_ridge():
     X, y, _ = proportions(1, 80)
     model = SubquantileKernelRegressor(
-        0.0, alpha=0.1, gamma=0.5, fit_intercept=False, link="identity"
+        0.0, alpha=0.1, kernel="rbf", gamma=0.5, fit_intercept=False, link="identity"
     ).fit(X, y)
     reference = KernelRidge(alpha=0.1, kernel="rbf", gamma=0.5).fit(X, y)
     np.testing.assert_allclose(model.predict(X), reference.predict(X), rtol=1e-9, atol=1e-12)
@@ -92,7 +92,7 @@ def test_logistic_link_with_uniformly_replaced_targets_is_close_to_its_oracle():
     y_bad[bad] = rng.uniform(0.0, 1.0, size=60)
     clean = np.ones(300, dtype=bool)
     clean[bad] = False
-    settings = {"alpha": 1e-3, "gamma": 0.1, "link": "logistic"}
+    settings = {"alpha": 1e-3, "kernel": "rbf", "gamma": 0.1, "link": "logistic"}
 
     def rmse(model):
         return float(np.sqrt(np.mean((model.predict(X_test) - p_test) ** 2)))
@@ -112,7 +112,10 @@ def test_gradient_solver_with_a_link_reaches_the_alternating_objective():
     """Nesterov steps from the smoothness bound reach the alternating fit's objective (within
     1%: the objective is not convex, and the two may stop at kept sets a few rows apart)."""
     X, y, _ = proportions(4, 120)
-    settings = {"alpha": 0.01, "gamma": 0.5, "epsilon": 0.1, "refine": None, "link": "logistic"}
+    settings = {
+        "alpha": 0.01, "kernel": "rbf", "gamma": 0.5, "epsilon": 0.1, "refine": None,
+        "link": "logistic",
+    }
     alternating = SubquantileKernelRegressor(**settings).fit(X, y)
     nesterov = SubquantileKernelRegressor(solver="nesterov", max_iter=5000, **settings).fit(X, y)
     history = nesterov.objective_history_

@@ -7,8 +7,11 @@ for the Gervini-Yohai cutoff, and ordinary least squares on the clean rows.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
+from scipy import sparse
 from scipy.stats import chi2
 from sklearn.linear_model import LinearRegression, Ridge
 from sklearn.metrics.pairwise import rbf_kernel
@@ -117,15 +120,23 @@ def _hawkins_like(seed: int = 0):
     return X, y
 
 
+def _robust_units(X, rows):
+    """X in units of each column's spread on ``rows``: (x - median) / (1.4826 MAD)."""
+    centre = np.median(rows, axis=0)
+    return (X - centre) / (1.4826 * np.median(np.abs(rows - centre), axis=0))
+
+
 def test_auto_kernel_model_is_the_ridge_fit_on_the_rows_it_keeps():
     # the final model is fitted on the start's kept rows, which stay fixed (no solver moves
-    # them): with the linear kernel it is scikit-learn's Ridge on those rows at alpha_
+    # them), every column in units of its spread: with the linear kernel it is scikit-learn's
+    # Ridge on those rows at alpha_, the columns as (x - median) / (1.4826 MAD)
     X, y = _hawkins_like()
     model = SubquantileKernelRegressor(kernel="auto").fit(X, y)
     assert model.kernel_ == "linear"
     kept = model.inlier_mask_
-    ridge = Ridge(alpha=model.alpha_).fit(X[kept], y[kept])
-    np.testing.assert_allclose(model.predict(X), ridge.predict(X), rtol=1e-6, atol=1e-8)
+    Z = _robust_units(X, X)
+    ridge = Ridge(alpha=model.alpha_).fit(Z[kept], y[kept])
+    np.testing.assert_allclose(model.predict(X), ridge.predict(Z), rtol=1e-6, atol=1e-8)
 
 
 def test_kernel_lts_keeps_no_bad_leverage_point():
@@ -185,8 +196,12 @@ def test_auto_kernel_is_reproducible_without_a_random_state():
     "make, message",
     [
         (lambda: SubquantileKernelClassifier(kernel="auto"), "regression"),
-        (lambda: SubquantileKernelRegressor(kernel="auto", link="softplus"), "identity link"),
-        (lambda: SubquantileKernelRegressor(kernel="auto", n_components=10), "n_components"),
+        (lambda: SubquantileKernelRegressor(kernel="auto", device="cpu"), "device"),
+        (lambda: SubquantileKernelRegressor(solver="nesterov"), "solver='nesterov'"),
+        (lambda: SubquantileKernelRegressor(n_init=5, radius=2.0), "n_init=5, radius=2.0"),
+        (lambda: SubquantileKernelRegressor(refine="biweight"), "refine='biweight'"),
+        (lambda: SubquantileKernelRegressor(init="zeros"), "kernel=\"rbf\""),
+        (lambda: SubquantileKernelRegressor(n_components=10, approximation="rff"), "rff"),
     ],
 )
 def test_auto_kernel_refuses_what_it_does_not_cover(make, message):
@@ -197,9 +212,12 @@ def test_auto_kernel_refuses_what_it_does_not_cover(make, message):
 
 
 def test_auto_kernel_refuses_features_whose_kernel_overflows():
+    # features of 1e300 fit (in units of each column's spread: see the scale tests); a row
+    # 1e200 spreads away still overflows the linear kernel
     X, y = _hawkins_like()
+    X[0] = 1e200
     with pytest.raises(ValueError, match="Scale the features"):
-        SubquantileKernelRegressor(kernel="auto").fit(X * 1e300, y)
+        SubquantileKernelRegressor(kernel="auto").fit(X, y)
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 5])
@@ -312,5 +330,183 @@ def test_auto_kernel_with_a_given_epsilon_keeps_that_share_of_the_best_explained
     assert model.inlier_mask_.sum() == 60
     assert not model.inlier_mask_[:10].any()
     kept = model.inlier_mask_
-    ridge = Ridge(alpha=model.alpha_).fit(X[kept], y[kept])
-    np.testing.assert_allclose(model.predict(X), ridge.predict(X), rtol=1e-6, atol=1e-8)
+    Z = _robust_units(X, X)
+    ridge = Ridge(alpha=model.alpha_).fit(Z[kept], y[kept])
+    np.testing.assert_allclose(model.predict(X), ridge.predict(Z), rtol=1e-6, atol=1e-8)
+
+
+# -- coef0, feature units and constant targets (red-team findings) ------------------------------
+
+
+def _quadratic_truth(Z):
+    return Z[:, 0] ** 2 + 2.0 * Z[:, 0] + Z[:, 1]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("coef0", [1.0, 5.0, -3.0])
+def test_auto_kernel_poly_predicts_with_the_coef0_it_fitted(coef0, weighted):
+    # a noise-free quadratic: the degree-2 polynomial kernel holds it, so predictions far
+    # outside the training range equal the quadratic itself, whatever the estimator's coef0
+    # (the polynomial of kernel="auto" is fitted with coef0 1, reported as coef0_; predict
+    # used the given coef0: 75 instead of 35 at (5, 0) with coef0=5)
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-2, 2, (80, 2))
+    weights = np.where(np.arange(80) < 40, 2.0, 1.0) if weighted else None
+    model = SubquantileKernelRegressor(kernel="auto", coef0=coef0).fit(
+        X, _quadratic_truth(X), sample_weight=weights
+    )
+    assert model.inlier_mask_.all()
+    far = np.array([[5.0, 0.0], [-4.0, 3.0], [0.0, 6.0], [6.0, -6.0]])
+    np.testing.assert_allclose(model.predict(far), _quadratic_truth(far), rtol=1e-4, atol=1e-4)
+    assert (model.kernel_, model.degree_, model.coef0_) == ("poly", 2, 1.0)
+
+
+def _query_rows(X, seed=5, n=50):
+    """Rows drawn uniformly in the bounding box of X (some beyond it)."""
+    rng = np.random.RandomState(seed)
+    low, high = X.min(axis=0), X.max(axis=0)
+    return low + rng.uniform(-0.1, 1.1, (n, X.shape[1])) * (high - low)
+
+
+@pytest.mark.parametrize("scale", [1e3, 1e-3, 1e-80, 1e-150, 1e150, 1e300])
+def test_auto_kernel_is_the_same_at_any_scale_of_the_features(scale):
+    # every column times one factor: the same flags and the same function (at 1e-80 the
+    # start's linear fits overflowed, with a RuntimeWarning, and nothing was flagged; 1e150
+    # was refused; the linear kernel's absolute alpha grid moved the model at 1e3 and 1e-3)
+    X, y = _hawkins_like()
+    X_test = _query_rows(X[14:])  # the clean bulk's box
+    unit = SubquantileKernelRegressor(kernel="auto").fit(X, y)
+    assert not unit.inlier_mask_[:10].any()  # the bad leverage points
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = SubquantileKernelRegressor(kernel="auto").fit(X * scale, y)
+        predictions = model.predict(X_test * scale)
+    assert model.kernel_ == unit.kernel_
+    np.testing.assert_array_equal(model.inlier_mask_, unit.inlier_mask_)
+    np.testing.assert_allclose(predictions, unit.predict(X_test), rtol=1e-6, atol=1e-9)
+    clean = LinearRegression().fit(X[10:], y[10:])
+    assert np.abs(predictions - clean.predict(X_test)).max() < 0.25
+
+
+def _curved_with_outliers(n=200, seed=0):
+    """y = sin(x1) + x2^2 / 2 + noise (sd 0.1) on normal rows of 3 columns, 10% of the rows
+    moved 3 to 6 up or down."""
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, 3))
+    y = np.sin(X[:, 0]) + X[:, 1] ** 2 / 2 + 0.1 * rng.normal(size=n)
+    bad = np.zeros(n, dtype=bool)
+    bad[rng.choice(n, n // 10, replace=False)] = True
+    y[bad] += rng.choice([-1.0, 1.0], bad.sum()) * rng.uniform(3, 6, bad.sum())
+    return X, y, bad
+
+
+def _curved_truth(Z):
+    return np.sin(Z[:, 0]) + Z[:, 1] ** 2 / 2
+
+
+@pytest.mark.parametrize("units", [[1e3, 1.0, 1.0], [1.0, 1e-3, 1.0], [1e3, 1e-3, 7.0]])
+@pytest.mark.parametrize("data", ["hawkins", "curved"])
+def test_auto_kernel_does_not_depend_on_the_units_of_a_column(data, units):
+    # one column in other units: the same flags and the same function (the rbf and
+    # polynomial kernels are isotropic: a sine with one column in units of 1e3 had 30 of
+    # 270 clean rows flagged and 12x the test error)
+    units = np.asarray(units)
+    if data == "hawkins":
+        X, y = _hawkins_like()
+        bad = np.arange(75) < 10
+        truth = LinearRegression().fit(X[10:], y[10:]).predict
+        tolerance = 0.25  # the noise's sd: 0.5
+        X_test = _query_rows(X[14:])  # the clean bulk's box
+    else:
+        X, y, bad = _curved_with_outliers()
+        truth, tolerance = _curved_truth, 0.3  # the noise's sd: 0.1
+        X_test = _query_rows(X)
+    unit = SubquantileKernelRegressor(kernel="auto").fit(X, y)
+    model = SubquantileKernelRegressor(kernel="auto").fit(X * units, y)
+    assert model.kernel_ == unit.kernel_ == ("linear" if data == "hawkins" else "rbf")
+    np.testing.assert_array_equal(model.inlier_mask_, unit.inlier_mask_)
+    assert not model.inlier_mask_[bad].any()
+    assert model.inlier_mask_[~bad].mean() >= 0.95
+    predictions = model.predict(X_test * units)
+    np.testing.assert_allclose(predictions, unit.predict(X_test), rtol=1e-6, atol=1e-9)
+    inside = np.all((X_test >= X.min(axis=0)) & (X_test <= X.max(axis=0)), axis=1)
+    error = np.sqrt(np.mean((predictions[inside] - truth(X_test[inside])) ** 2))
+    assert error < tolerance
+
+
+def test_auto_kernel_scales_sparse_columns_without_centring():
+    # sparse X is scaled, not centred: the linear fit equals the dense one, at any units
+    X, y = _hawkins_like()
+    units = np.array([1e3, 1e-3, 7.0])
+    dense = SubquantileKernelRegressor(kernel="auto").fit(X, y)
+    model = SubquantileKernelRegressor(kernel="auto").fit(sparse.csr_matrix(X * units), y)
+    assert sparse.issparse(model.X_fit_)
+    np.testing.assert_array_equal(model.feature_center_, 0.0)
+    np.testing.assert_allclose(model.feature_scale_, dense.feature_scale_ * units, rtol=1e-12)
+    np.testing.assert_array_equal(model.inlier_mask_, dense.inlier_mask_)
+    X_test = _query_rows(X)
+    predictions = model.predict(sparse.csr_matrix(X_test * units))
+    np.testing.assert_allclose(predictions, dense.predict(X_test), rtol=1e-6, atol=1e-9)
+
+
+def _constant_target_rows(kind, seed):
+    rng = np.random.RandomState(seed)
+    return {
+        "normal 1": lambda: rng.normal(size=(40, 1)),
+        "normal 3": lambda: rng.normal(size=(40, 3)),
+        "uniform 1": lambda: rng.uniform(0, 1, (40, 1)),
+        "uniform 3": lambda: rng.uniform(-2, 2, (40, 3)),
+        "grid 1": lambda: np.arange(40.0)[:, None],
+        "grid 3": lambda: np.c_[np.arange(40.0), np.arange(40.0) % 7, np.arange(40.0) % 3],
+    }[kind]()
+
+
+@pytest.mark.parametrize("value", [3.0, -1e5])
+@pytest.mark.parametrize(
+    "kind, seed",
+    [
+        ("normal 1", 1),
+        ("normal 1", 4),
+        ("normal 3", 2),
+        ("uniform 1", 0),
+        ("uniform 3", 3),
+        ("grid 1", 0),
+        ("grid 3", 0),
+    ],
+)
+def test_auto_kernel_flags_nothing_on_a_constant_target(kind, seed, value):
+    # residuals of a constant target are rounding, and so is their scale: the cutoff flagged
+    # up to 19 of 40 rows at squared residuals below 1e-20
+    X = _constant_target_rows(kind, seed)
+    model = SubquantileKernelRegressor(kernel="auto").fit(X, np.full(40, value))
+    assert model.inlier_mask_.all()
+    np.testing.assert_allclose(model.predict(X), value, rtol=1e-9)
+    np.testing.assert_allclose(model.predict(_query_rows(X)), value, rtol=1e-9)
+
+
+def test_auto_kernel_column_units_count_a_weight_as_copies_and_fall_back():
+    # the centre and scale of each column: the median, and the larger of 1.4826 MAD and
+    # IQR / 1.349 of the rows, a row of integer weight w counting w times (weight 0: left
+    # out); where both are 0 the standard deviation (a column mostly 0), where that is 0 too,
+    # 1 (a constant column); a column of 60% zeros and jitter: the IQR, not the tiny MAD
+    rng = np.random.RandomState(2)
+    X = np.c_[
+        rng.normal(3.0, 2.0, 60),
+        (rng.uniform(size=60) < 0.2).astype(float),
+        np.full(60, 4.0),
+        np.where(rng.uniform(size=60) < 0.6, 1e-3 * rng.normal(size=60), 1.0),
+    ]
+    y = X[:, 0] + X[:, 1] + 0.1 * rng.normal(size=60)
+    weights = rng.randint(0, 4, 60)
+    repeated = np.repeat(X, weights, axis=0)
+    centre = np.median(repeated, axis=0)
+    mad = 1.4826 * np.median(np.abs(repeated - centre), axis=0)
+    quartiles = np.subtract(*np.quantile(repeated, [0.75, 0.25], axis=0)) / 1.349
+    scale = np.maximum(mad, quartiles)
+    assert scale[0] > 0 and scale[1] == 0 and scale[2] == 0
+    assert quartiles[3] > 100 * mad[3]
+    scale[1], scale[2] = np.std(repeated[:, 1]), 1.0
+    model = SubquantileKernelRegressor(kernel="auto").fit(X, y, sample_weight=weights)
+    np.testing.assert_allclose(model.feature_center_, centre, rtol=1e-12)
+    np.testing.assert_allclose(model.feature_scale_, scale, rtol=1e-12)
+    assert np.isfinite(model.predict(X)).all()

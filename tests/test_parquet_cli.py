@@ -41,14 +41,15 @@ GIVEN = ["--epsilon", "0.2", "--alpha", "0.01", "--gamma", "0.5", "--n-component
 
 
 def test_parquet_fit_keeps_the_rows_the_in_memory_fit_keeps(tmp_path, capsys):
-    """At a given epsilon, alpha and gamma the fit over row groups keeps exactly the rows that
-    the same pipeline fitted in memory keeps (refine="reject" included), and the tables name
-    the rows by their position in the files."""
+    """At a given kernel (the papers' rbf), epsilon, alpha and gamma the fit over row groups
+    keeps exactly the rows that the same pipeline fitted in memory keeps (refine="reject"
+    included), and the tables name the rows by their position in the files."""
     frame, bad = table()
     write_folder(frame, tmp_path / "data")
     out = tmp_path / "fit"
     code, stdout, _ = run(
-        ["fit", str(tmp_path / "data"), "--target", "y", "--out", str(out), "--quiet", *GIVEN],
+        ["fit", str(tmp_path / "data"), "--target", "y", "--out", str(out), "--quiet", *GIVEN,
+         "--kernel", "rbf"],
         capsys,
     )
     assert code == 0 and stdout == ""
@@ -58,7 +59,7 @@ def test_parquet_fit_keeps_the_rows_the_in_memory_fit_keeps(tmp_path, capsys):
     memory = Pipeline([
         ("scale", RobustScaler()),
         ("model", SubquantileKernelRegressor(
-            0.2, alpha=0.01, gamma=0.5, n_components=60, random_state=0
+            0.2, alpha=0.01, kernel="rbf", gamma=0.5, n_components=60, random_state=0
         )),
     ]).fit(frame[["a", "b", "c"]], frame.y)
     outliers = pd.read_parquet(out / "outliers.parquet")
@@ -73,6 +74,26 @@ def test_parquet_fit_keeps_the_rows_the_in_memory_fit_keeps(tmp_path, capsys):
         predictions.predicted, memory.predict(frame[["a", "b", "c"]]), rtol=1e-8, atol=1e-8
     )
     assert "fitted on Dask" in (out / "report.md").read_text()
+
+
+def test_a_parquet_regression_starts_from_a_high_breakdown_fit(tmp_path, capsys):
+    """--kernel auto (the default) for a regression of any size, Parquet included: the
+    in-memory fit of a sample of rows chooses the kernel, and the report names it."""
+    frame, bad = table()
+    n = 300  # the start costs seconds per hundred rows (up to 1000 of them)
+    frame, bad = frame.iloc[:n], bad[bad < n]
+    frame.to_parquet(tmp_path / "table.parquet", index=False)
+    out = tmp_path / "fit"
+    code, _, _ = run(
+        ["fit", str(tmp_path / "table.parquet"), "--target", "y", "--n-components", "60",
+         "--out", str(out), "--quiet"],
+        capsys,
+    )
+    assert code == 0
+    model = load_model(out / "model.skops")[-1]
+    assert model.kernel == "auto" and model.kernel_ in ("linear", "poly", "rbf")
+    assert pd.read_parquet(out / "outliers.parquet").flagged.to_numpy()[bad].mean() > 0.9
+    assert f"| kernel | auto (chose {model.kernel_}) |" in (out / "report.md").read_text()
 
 
 @pytest.mark.slow  # 10 s; the Parquet regression stays in the default suite

@@ -111,11 +111,10 @@ def test_a_kept_corrupted_row_no_longer_drags_the_fit(seed):
 
 def test_refine_leaves_epsilon_zero_and_the_papers_estimator_alone():
     X, y = _diabetes_scaled_rows(1)[2:4]
-    plain = SubquantileKernelRegressor(epsilon=0.0, alpha=1.0, gamma=None, fit_intercept=False)
+    given = {"epsilon": 0.0, "alpha": 1.0, "kernel": "rbf", "gamma": None, "fit_intercept": False}
+    plain = SubquantileKernelRegressor(**given)
     plain.fit(X, y)
-    refined = SubquantileKernelRegressor(
-        epsilon=0.0, alpha=1.0, gamma=None, fit_intercept=False, refine="biweight"
-    )
+    refined = SubquantileKernelRegressor(**given, refine="biweight")
     np.testing.assert_array_equal(refined.fit(X, y).dual_coef_, plain.dual_coef_)
     default = SubquantileKernelRegressor(**{**PAPERS, "epsilon": 0.2}).fit(X, y)
     assert default.row_weights_.sum() == default.inlier_mask_.sum()  # 0/1 weights: no M-step

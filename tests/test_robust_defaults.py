@@ -34,7 +34,9 @@ def test_a_given_epsilon_that_forces_a_corrupted_row_in_stays_near_the_oracle(se
     model = SubquantileKernelRegressor(epsilon=0.2).fit(X_bad, y_bad)
     assert _rmse(model, X_test, y_test) <= 1.10 * _rmse(oracle, X_test, y_test)
     assert not model.inlier_mask_[bad].any() and model.epsilon_ > 0.2
-    papers = SubquantileKernelRegressor(epsilon=0.2, alpha=1.0, gamma=None, refine=None)
+    papers = SubquantileKernelRegressor(
+        epsilon=0.2, kernel="rbf", alpha=1.0, gamma=None, refine=None
+    )
     papers.fit(X_bad, y_bad)
     assert papers.inlier_mask_[bad].sum() == 1  # the papers' estimator keeps exactly k rows
 
@@ -92,9 +94,10 @@ def test_reject_drops_an_isolated_kept_row_and_never_a_class():
     X[:2], y[:2] = [[40.0, 40.0], [-40.0, 40.0]], 50.0  # far from every row and each other
     # alpha small enough that the fit's bias stays below the noise (a biased fit has clean
     # residuals beyond 5 sigma too: alpha = 1 drops 7% of the clean rows here)
-    kept = SubquantileKernelRegressor(epsilon=0.01, alpha=0.01, gamma=0.5, refine=None)
+    rbf = {"kernel": "rbf", "alpha": 0.01, "gamma": 0.5}
+    kept = SubquantileKernelRegressor(epsilon=0.01, refine=None, **rbf)
     assert kept.fit(X, y).inlier_mask_[:2].sum() == 1  # one row trimmed: the count keeps one
-    rejected = SubquantileKernelRegressor(epsilon=0.01, alpha=0.01, gamma=0.5).fit(X, y)
+    rejected = SubquantileKernelRegressor(epsilon=0.01, **rbf).fit(X, y)
     assert not rejected.inlier_mask_[:2].any() and rejected.inlier_mask_[2:].all()
     assert rejected.epsilon_ == pytest.approx(1 - rejected.inlier_mask_.mean())
 
@@ -126,7 +129,9 @@ def test_epsilon_zero_in_the_kernel_ridge_configuration_is_kernel_ridge():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(80, 3))
     y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=80)
-    ours = SubquantileKernelRegressor(epsilon=0, alpha=0.3, gamma=0.5, fit_intercept=False)
+    ours = SubquantileKernelRegressor(
+        epsilon=0, kernel="rbf", alpha=0.3, gamma=0.5, fit_intercept=False
+    )
     reference = KernelRidge(alpha=0.3, kernel="rbf", gamma=0.5).fit(X, y)
     np.testing.assert_allclose(ours.fit(X, y).dual_coef_, reference.dual_coef_, rtol=1e-8)
 

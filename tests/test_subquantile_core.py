@@ -59,7 +59,9 @@ def test_epsilon_zero_multioutput_equals_kernel_ridge(regression_data):
     X, y = regression_data
     Y = np.column_stack([y, X[:, 0] ** 2])
     reference = KernelRidge(alpha=0.2, kernel="rbf").fit(X, Y)
-    model = SubquantileKernelRegressor(epsilon=0.0, alpha=0.2, gamma=None, fit_intercept=False)
+    model = SubquantileKernelRegressor(
+        epsilon=0.0, alpha=0.2, kernel="rbf", gamma=None, fit_intercept=False
+    )
     model.fit(X, Y)
     assert model.predict(X).shape == Y.shape
     np.testing.assert_allclose(model.predict(X), reference.predict(X), rtol=1e-8)
@@ -75,7 +77,8 @@ def test_intercept_equals_direct_least_squares(regression_data):
     # rows [K 1; sqrt(alpha) L^T 0] against [y; 0]
     design = np.block([[K, np.ones((len(y), 1))], [np.sqrt(alpha) * L.T, np.zeros((len(y), 1))]])
     solution = lstsq(design, np.concatenate([y, np.zeros(len(y))]))[0]
-    model = SubquantileKernelRegressor(epsilon=0.0, alpha=alpha, gamma=0.5).fit(X, y)
+    model = SubquantileKernelRegressor(epsilon=0.0, alpha=alpha, kernel="rbf", gamma=0.5)
+    model.fit(X, y)
     np.testing.assert_allclose(model.intercept_, solution[-1], rtol=1e-6)
     np.testing.assert_allclose(model.predict(X), design[: len(y)] @ solution, rtol=1e-6, atol=1e-8)
 
@@ -105,7 +108,7 @@ def _contaminated(n: int = 150, eps: float = 0.2, seed: int = 0):
 def test_alternating_objective_never_increases_and_keeps_k(fit_intercept):
     X, y, _ = _contaminated()
     model = SubquantileKernelRegressor(
-        epsilon=0.2, alpha=0.05, fit_intercept=fit_intercept, init="zeros"
+        epsilon=0.2, alpha=0.05, kernel="rbf", fit_intercept=fit_intercept, init="zeros"
     ).fit(X, y)
     history = model.objective_history_
     assert len(history) == model.n_iter_ + 1 >= 2
@@ -300,7 +303,10 @@ def test_gradient_solvers_reach_the_alternating_solution(solver):
 
 def test_line_search_gd_decreases_objective():
     X, y, _ = _contaminated(n=80)
-    common = {"epsilon": 0.2, "alpha": 0.5, "solver": "gd", "init": "zeros", "max_iter": 300}
+    common = {
+        "epsilon": 0.2, "alpha": 0.5, "kernel": "rbf", "solver": "gd", "init": "zeros",
+        "max_iter": 300,
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         searched = SubquantileKernelRegressor(**common, line_search=True).fit(X, y)
@@ -317,7 +323,10 @@ def test_smoothing_approaches_the_hard_subquantile():
     hard fit by that half row; the distance must shrink with s and then level off.
     """
     X, y, _ = _contaminated(n=80)
-    common = {"epsilon": 0.2, "alpha": 2.0, "gamma": 0.3, "solver": "nesterov", "tol": 1e-12}
+    common = {
+        "epsilon": 0.2, "alpha": 2.0, "kernel": "rbf", "gamma": 0.3, "solver": "nesterov",
+        "tol": 1e-12,
+    }
     hard = SubquantileKernelRegressor(**common, max_iter=5000).fit(X, y)
     distances = []
     for smoothing in [1.0, 10.0, 1e4]:
@@ -331,12 +340,14 @@ def test_smoothing_approaches_the_hard_subquantile():
 @pytest.mark.parametrize("solver", ["alternating", "gd"])
 def test_radius_constraint(solver):
     X, y, _ = _contaminated(n=80)
-    free = SubquantileKernelRegressor(epsilon=0.2, alpha=0.05, gamma=0.5).fit(X, y)
+    free = SubquantileKernelRegressor(epsilon=0.2, alpha=0.05, kernel="rbf", gamma=0.5)
+    free.fit(X, y)
     K = rbf_kernel(X, gamma=0.5)
     free_norm = np.sqrt(free.dual_coef_ @ K @ free.dual_coef_)
     radius = 0.5 * free_norm
     model = SubquantileKernelRegressor(
-        epsilon=0.2, alpha=0.05, gamma=0.5, radius=radius, solver=solver, max_iter=3000
+        epsilon=0.2, alpha=0.05, kernel="rbf", gamma=0.5, radius=radius, solver=solver,
+        max_iter=3000,
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -349,7 +360,10 @@ def test_radius_constraint(solver):
 
 def test_glorot_init_is_deterministic_given_random_state():
     X, y, _ = _contaminated(n=60)
-    kwargs = {"epsilon": 0.2, "init": "glorot", "solver": "gd", "max_iter": 5, "random_state": 4}
+    kwargs = {
+        "epsilon": 0.2, "kernel": "rbf", "init": "glorot", "solver": "gd", "max_iter": 5,
+        "random_state": 4,
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         first = SubquantileKernelRegressor(**kwargs).fit(X, y).dual_coef_
@@ -366,7 +380,7 @@ def test_near_zero_start_trims_shifted_labels_that_a_weak_ridge_erm_start_follow
     # largest |y|, which are mostly the corrupted ones.
     X, y = make_friedman1(400, noise=0.5, random_state=seed)
     split = contaminated_split(X, y, "label", 0.4, random_state=seed)
-    kwargs = {"epsilon": 0.4, "alpha": 0.01, "gamma": 0.1, "random_state": 0}
+    kwargs = {"epsilon": 0.4, "alpha": 0.01, "kernel": "rbf", "gamma": 0.1, "random_state": 0}
 
     def test_rmse(model):
         return np.sqrt(np.mean((model.predict(split.X_test) - split.y_test) ** 2))
@@ -386,7 +400,7 @@ def test_array_init_and_convergence_warning():
     X, y, _ = _contaminated(n=60)
     with pytest.warns(Warning, match="max_iter"):
         model = SubquantileKernelRegressor(
-            epsilon=0.2, solver="gd", init=np.zeros(60), max_iter=3
+            epsilon=0.2, kernel="rbf", solver="gd", init=np.zeros(60), max_iter=3
         ).fit(X, y)
     assert not model.converged_
     assert model.n_iter_ == 3

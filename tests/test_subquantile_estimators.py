@@ -102,8 +102,10 @@ def test_regression_recovers_oracle_accuracy_and_flags_the_corrupted_rows(attack
     X_bad, y_bad = attack(X_train, y_train, rng, bad)
     params = {"alpha": 0.1, "gamma": 0.5}
     clean = np.setdiff1d(np.arange(len(y_train)), bad)
-    oracle = SubquantileKernelRegressor(epsilon=0.0, **params).fit(X_train[clean], y_train[clean])
-    model = SubquantileKernelRegressor(epsilon=0.2, **params).fit(X_bad, y_bad)
+    oracle = SubquantileKernelRegressor(epsilon=0.0, kernel="rbf", **params).fit(
+        X_train[clean], y_train[clean]
+    )
+    model = SubquantileKernelRegressor(epsilon=0.2, kernel="rbf", **params).fit(X_bad, y_bad)
     naive = KernelRidge(kernel="rbf", **params).fit(X_bad, y_bad)
 
     def rmse(estimator):
@@ -254,8 +256,17 @@ def test_integer_verbose_shows_a_progress_bar_when_positive(verbose, shown, caps
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 2))
     y = X[:, 0] + 0.1 * rng.normal(size=40)
-    SubquantileKernelRegressor(0.1, alpha=1.0, gamma=0.5, verbose=verbose).fit(X, y)
+    SubquantileKernelRegressor(0.1, alpha=1.0, kernel="rbf", gamma=0.5, verbose=verbose).fit(X, y)
     assert ("SubQ alternating" in capsys.readouterr().err) is shown
+
+
+@pytest.mark.parametrize("verbose, shown", [(0, False), (1, True)])
+def test_the_default_kernel_shows_its_start_in_a_progress_bar(verbose, shown, capsys):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = X[:, 0] + 0.1 * rng.normal(size=40)
+    SubquantileKernelRegressor(verbose=verbose).fit(X, y)
+    assert ("SubQ high-breakdown start" in capsys.readouterr().err) is shown
 
 
 def test_negative_verbose_is_refused():

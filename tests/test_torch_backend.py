@@ -16,7 +16,7 @@ from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel.subquantile._torch_backend import DEVICE_KERNELS, DeviceKernel  # noqa: E402
 
 RTOL = 1e-8
-PAPERS = {"gamma": None, "refine": None}  # device= runs the papers' estimator
+PAPERS = {"kernel": "rbf", "gamma": None, "refine": None}  # device= runs the papers' estimator
 
 
 def _regression_data(n: int = 150, seed: int = 0):
@@ -64,7 +64,9 @@ def test_regressor_matches_the_numpy_path(solver, kernel, epsilon):
 def test_regressor_on_device_is_trimmed_kernel_ridge():
     """Independent check: the device fit solves kernel ridge on its own kept rows."""
     X, y = _regression_data()
-    model = SubquantileKernelRegressor(epsilon=0.2, alpha=0.5, gamma=0.7, refine=None, device="cpu")
+    model = SubquantileKernelRegressor(
+        epsilon=0.2, alpha=0.5, kernel="rbf", gamma=0.7, refine=None, device="cpu"
+    )
     model.fit(X, y)
     kept = model.inlier_mask_
     K = pairwise_kernels(X[kept], metric="rbf", gamma=0.7)
@@ -131,6 +133,8 @@ def test_fitted_model_pickles_and_predicts_on_numpy_input():
         ({"device": "cpu", "n_components": 10}, "without n_components"),
         ({"device": "cpu", "epsilon": "auto"}, "got {'epsilon': 'auto'}"),
         ({"device": "cpu", "refine": "reject"}, "got {'refine': 'reject'}"),
+        ({"device": "cpu", "kernel": "auto"}, r'give kernel \(e\.g\. kernel="rbf"\)'),
+        ({"device": "cpu", "kernel": "auto"}, "got {'kernel': 'auto'}"),
     ],
 )
 def test_bad_device_settings_raise_clearly(params, match):
@@ -141,9 +145,21 @@ def test_bad_device_settings_raise_clearly(params, match):
 
 
 def test_device_with_the_defaults_says_what_to_give():
+    """The defaults choose (kernel="auto", epsilon="auto", ...): device= names all it needs."""
     X, y = _regression_data(40)
-    with pytest.raises(ValueError, match=r"give epsilon \(a number\), alpha and gamma, and refine"):
+    with pytest.raises(ValueError, match="device=") as raised:
         SubquantileKernelRegressor(device="cpu").fit(X, y)
+    message = str(raised.value)
+    for needed in (
+        'give kernel (e.g. kernel="rbf")',
+        "epsilon (a number)",
+        "alpha and gamma",
+        "refine=None",
+        "without n_components",
+        "'kernel': 'auto'",
+        "'epsilon': 'auto'",
+    ):
+        assert needed in message, (needed, message)
 
 
 def test_missing_torch_names_the_extra(monkeypatch):

@@ -138,16 +138,19 @@ class KernelModel(VersionStamped, BaseEstimator):
         return getattr(self, "kernel_", self.kernel)
 
     def _kernel_parameters(self) -> dict[str, Any]:
-        # gamma_ / degree_: what a fit chose (gamma="auto", kernel="auto"), else as given.
+        # gamma_ / degree_ / coef0_: what a fit chose (gamma="auto", kernel="auto"), else as
+        # given.
         gamma = getattr(self, "gamma_", self.gamma)
         degree = getattr(self, "degree_", self.degree)
-        return kernel_params(self._fitted_kernel(), gamma, degree, self.coef0, self.kernel_params)
+        coef0 = getattr(self, "coef0_", self.coef0)
+        return kernel_params(self._fitted_kernel(), gamma, degree, coef0, self.kernel_params)
 
-    def _check_fit_memory(self, n_samples: int) -> None:
-        """Refuse an exact fit whose n x n matrices would not fit in the available memory."""
-        check_fit_memory(
-            type(self).__name__, n_samples, self._fit_memory_matrices, self._memory_remedy
-        )
+    def _check_fit_memory(self, n_samples: int, n_matrices: float | None = None) -> None:
+        """Refuse an exact fit whose n x n matrices (``n_matrices`` of them, the estimator's
+        ``_fit_memory_matrices`` where None) would not fit in the available memory."""
+        if n_matrices is None:
+            n_matrices = self._fit_memory_matrices
+        check_fit_memory(type(self).__name__, n_samples, n_matrices, self._memory_remedy)
 
     def _validate_training_data(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
         """scikit-learn's validation, plus the square-matrix rule of a precomputed kernel."""

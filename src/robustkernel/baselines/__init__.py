@@ -25,7 +25,7 @@ the estimator's constructor parameters, with these translations:
 
 * "krr": sklearn ``KernelRidge(alpha, kernel, gamma, degree, coef0, kernel_params)``; with
   ``fit_intercept=True`` (default False, KernelRidge has no intercept) it returns the library's
-  ERM with an unpenalized intercept, ``SubquantileKernelRegressor(epsilon=0)``.
+  ERM with an unpenalized intercept, ``SubquantileKernelRegressor(epsilon=0, kernel="rbf")``.
 * "svm": ``SVR`` / ``SVC``; ``alpha`` (if given) sets C = 1 / (2 alpha), the same penalty
   balance as sum of losses + alpha ||f||^2; ``gamma=None`` becomes "auto" (1 / n_features, the
   KernelRidge default); ``fit_intercept`` must be True or absent (libsvm always fits one).
@@ -75,8 +75,8 @@ def _pair(name: str, regressor: type, classifier: type | None = None) -> Callabl
 def make_krr(task: str = "regression", *, fit_intercept: bool = False, **params: Any):
     """sklearn KernelRidge, or the library's ERM with an intercept when ``fit_intercept``."""
     _check_task("krr", task)
-    if fit_intercept:  # KernelRidge's alpha and gamma unless given
-        params = {"alpha": 1.0, "gamma": None, **params}
+    if fit_intercept:  # the rbf kernel, and KernelRidge's alpha and gamma, unless given
+        params = {"kernel": "rbf", "alpha": 1.0, "gamma": None, **params}
         return SubquantileKernelRegressor(epsilon=0.0, fit_intercept=True, **params)
     return KernelRidge(**params)
 
@@ -100,11 +100,12 @@ def make_svm(
 
 
 def make_oracle(task: str = "regression", *, estimator: Any = None, **params: Any) -> OracleERM:
-    """OracleERM around ``estimator`` (default: the library's ERM with ``params``)."""
+    """OracleERM around ``estimator`` (default: the library's ERM with ``params``, the rbf
+    kernel unless they give one)."""
     _check_task("oracle", task)
     if estimator is None:
         base = SubquantileKernelRegressor if task == "regression" else SubquantileKernelClassifier
-        estimator = base(epsilon=0.0, **params)
+        estimator = base(epsilon=0.0, **{"kernel": "rbf", **params})
     elif params:
         raise ValueError("Give either estimator= or the base learner's parameters, not both.")
     return OracleERM(estimator)

@@ -227,3 +227,36 @@ def plot_eigenvalues(eigenvalues: np.ndarray, path: Path) -> bool:
         ax.set_xticks(positions)
 
     return _plot(draw, path, (6, 4))
+
+
+def kernel_description(subq: Any) -> str:
+    """The estimator's kernel; for kernel="auto", with the kernel it chose."""
+    if subq.kernel == "auto":
+        return f"auto (chose {subq.kernel_})"
+    return str(subq.kernel)
+
+
+def flags_explained(subq: Any) -> str:
+    """How the report's flags were decided: the high-breakdown start (kernel="auto") or the
+    trim and the rejection of implausible kept rows."""
+    if subq.kernel == "auto":
+        return (
+            "Each row's loss under the final fit (kernel ridge with the "
+            f"{subq.kernel_} kernel on the kept rows). The flagged rows are those the "
+            "high-breakdown start left out: kernel least trimmed squares, then the adaptive "
+            "cutoff on studentized leave-one-out residuals (the excess of their tail over the "
+            "normal's); the threshold is the largest kept loss."
+        )
+    if is_classifier(subq) and subq.epsilon == "auto":
+        return (
+            "Each row's training loss under the final fit. The flagged rows are those whose "
+            "label the data contradict (confident learning): out-of-fold class probabilities, "
+            "a threshold per class (its rows' mean probability of their own label), and for "
+            "each pair of classes as many rows as its estimated share of flipped labels, "
+            "repeated with fold models fitted without the flagged rows."
+        )
+    return (
+        "Each row's training loss under the final fit; rows above the threshold were trimmed "
+        "(flagged), as were kept rows whose loss is implausible under the fit (a studentized "
+        "residual beyond 5 sigma, or a label probability below 0.2)."
+    )

@@ -440,14 +440,13 @@ def fit_parquet(
                 scaling="RobustScaler (median, interquartile range of "
                 f"{len(table.sample)} sampled rows)",
                 model_file=model_note,
-                kernel=str(subq.kernel),
+                kernel=report.kernel_description(subq),
             )
         ),
         "Fit statistics": report.key_value_table(statistics),
         "Outlier scores": (
-            "Each row's training loss under the final fit; rows above the threshold were "
-            "trimmed (flagged). All rows are in outliers.parquet (join on row with the "
-            "table).\n\n"
+            report.flags_explained(subq)
+            + " All rows are in outliers.parquet (join on row with the table).\n\n"
             + report.image("outliers.png", "sorted outlier scores and threshold")
             + "\nMost suspect rows:\n\n"
             + report.markdown_table(

@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.base import is_classifier
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import RobustScaler
 
@@ -101,15 +100,11 @@ def positive_int_or_auto(text: str) -> int | str:
     return text if text == "auto" else positive_int(text)
 
 
-def model_kernel(
-    args: argparse.Namespace, parquet: bool = False, n_rows: int | None = None
-) -> str:
+def model_kernel(args: argparse.Namespace) -> str:
     """The estimator's kernel: ``--kernel``, where "auto" (the default) is the high-breakdown
-    start of ``SubquantileKernelRegressor(kernel="auto")`` for a regression on the exact kernel
-    of a CSV table of at most ``EXACT_ROWS`` rows (``n_rows``), and rbf for the rest
-    (classification, a number of ``--n-components``, Parquet, larger tables: features)."""
-    features = args.n_components != "auto" or (n_rows is not None and n_rows > EXACT_ROWS)
-    if args.kernel == "auto" and (args.task == "classification" or features or parquet):
+    start of ``SubquantileKernelRegressor(kernel="auto")`` for a regression of any size (on a
+    sample of rows for large tables, features and Parquet), and rbf for a classification."""
+    if args.kernel == "auto" and args.task == "classification":
         return "rbf"
     return args.kernel
 
@@ -123,18 +118,15 @@ def model_description(args: argparse.Namespace, subq: Any) -> str:
     return f"{subq.n_components_} Nystroem features ({source})"
 
 
-def build_model(
-    args: argparse.Namespace, parquet: bool = False, n_rows: int | None = None
-) -> Pipeline:
-    """The robust scaler and the Subquantile estimator the arguments describe (``n_rows``: the
-    table's rows, where known)."""
+def build_model(args: argparse.Namespace) -> Pipeline:
+    """The robust scaler and the Subquantile estimator the arguments describe."""
     estimator = (
         SubquantileKernelClassifier if args.task == "classification" else SubquantileKernelRegressor
     )
     subq = estimator(
         epsilon=args.epsilon,
         alpha=args.alpha,
-        kernel=model_kernel(args, parquet, n_rows),
+        kernel=model_kernel(args),
         gamma=args.gamma,
         solver=args.solver,
         n_components=args.n_components,
@@ -179,39 +171,6 @@ def outlier_table(table: Table, model: Pipeline) -> pd.DataFrame:
     return pd.concat([scores, original], axis=1)
 
 
-def _kernel_description(subq: Any) -> str:
-    """The estimator's kernel; for kernel="auto", with the kernel it chose."""
-    if subq.kernel == "auto":
-        return f"auto (chose {subq.kernel_})"
-    return str(subq.kernel)
-
-
-def _flags_explained(subq: Any) -> str:
-    """How the report's flags were decided: the high-breakdown start (kernel="auto") or the
-    trim and the rejection of implausible kept rows."""
-    if subq.kernel == "auto":
-        return (
-            "Each row's loss under the final fit (kernel ridge with the "
-            f"{subq.kernel_} kernel on the kept rows). The flagged rows are those the "
-            "high-breakdown start left out: kernel least trimmed squares, then the adaptive "
-            "cutoff on studentized leave-one-out residuals (the excess of their tail over the "
-            "normal's); the threshold is the largest kept loss."
-        )
-    if is_classifier(subq) and subq.epsilon == "auto":
-        return (
-            "Each row's training loss under the final fit. The flagged rows are those whose "
-            "label the data contradict (confident learning): out-of-fold class probabilities, "
-            "a threshold per class (its rows' mean probability of their own label), and for "
-            "each pair of classes as many rows as its estimated share of flipped labels, "
-            "repeated with fold models fitted without the flagged rows."
-        )
-    return (
-        "Each row's training loss under the final fit; rows above the threshold were trimmed "
-        "(flagged), as were kept rows whose loss is implausible under the fit (a studentized "
-        "residual beyond 5 sigma, or a label probability below 0.2)."
-    )
-
-
 def known_outlier_section(column: str, known: np.ndarray, subq: Any) -> str:
     """The report's comparison of the flagged rows with the rows ``known`` (the column
     ``column``) to be wrong: counts, precision and recall."""
@@ -243,12 +202,12 @@ def _report(
                 model=model_description(args, subq),
                 scaling="RobustScaler (median, interquartile range)",
                 model_file=model_file_description(model_file()),
-                kernel=_kernel_description(subq),
+                kernel=report.kernel_description(subq),
             )
         ),
         "Fit statistics": report.key_value_table(_statistics(table, model, seconds)),
         "Outlier scores": (
-            _flags_explained(subq)
+            report.flags_explained(subq)
             + " All rows are in outliers.csv.\n\n"
             + report.image("outliers.png", "sorted outlier scores and threshold")
             + "\nMost suspect rows:\n\n"
@@ -280,7 +239,7 @@ def _run(args: argparse.Namespace) -> int:
         if parquet:
             with dask_client(args.scheduler):
                 model = fit_parquet(
-                    args, build_model(args, parquet=True), folder, bar,
+                    args, build_model(args), folder, bar,
                     model_name=model_name, model_note=model_file_description(model_name),
                 )
         else:
@@ -310,7 +269,7 @@ def _fit_csv(args: argparse.Namespace, folder: Path, bar: Any, model_name: str) 
     )
     bar.update()
     bar.set_postfix_str("fitting")
-    model = build_model(args, n_rows=len(table.y))
+    model = build_model(args)
     start = time.perf_counter()
     model.fit(table.X, table.y)
     seconds = time.perf_counter() - start
@@ -357,11 +316,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         choices=["auto", *sorted(set(KERNELS) - {"precomputed"})],
         default="auto",
         help=(
-            "'auto' (default): for a regression on the exact kernel of a CSV table, a "
-            "high-breakdown start (kernel least trimmed squares from the linear kernel, an "
-            "adaptive cutoff, the linear, degree-2 polynomial or rbf kernel chosen on the rows "
-            f"kept) of at most {EXACT_ROWS} rows; rbf for classification, a number of "
-            "--n-components, Parquet and larger tables"
+            "'auto' (default): for a regression of any size, a high-breakdown start (kernel "
+            "least trimmed squares from the linear kernel, an adaptive cutoff, the linear, "
+            "degree-2 polynomial or rbf kernel chosen on the rows kept; on a sample of 1000 "
+            "rows for larger tables, features and Parquet); rbf for classification"
         ),
     )
     parser.add_argument(

@@ -59,13 +59,16 @@ class TrimmedFit:
 def initial_rows(
     X: np.ndarray, y: np.ndarray, epsilon: float | str, random_state: Any
 ) -> np.ndarray:
-    """Rows kept by `SubquantileKernelRegressor` with ``epsilon`` and automatic alpha and gamma.
+    """Rows kept by `SubquantileKernelRegressor` with the rbf kernel, ``epsilon`` and automatic
+    alpha and gamma.
 
     A given fraction keeps exactly ``ceil((1 - epsilon) n)`` rows (``refine=None``); ``"auto"``
     also drops the kept rows its rejection step finds implausible.
     """
     refine = "reject" if epsilon == "auto" else None
-    start = SubquantileKernelRegressor(epsilon=epsilon, refine=refine, random_state=random_state)
+    start = SubquantileKernelRegressor(
+        epsilon=epsilon, kernel="rbf", refine=refine, random_state=random_state
+    )
     return np.asarray(start.fit(X, y).inlier_mask_, dtype=bool)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -15,6 +16,7 @@ from .._kernel_model.estimator import KERNEL_CONSTRAINTS, KernelModel
 from .._kernel_model.kernels import KERNELS
 from ._components import resolve_components
 from ._distributed import distributed_fit
+from ._feature_scaling import FeatureScaling, feature_scaling
 from ._features import APPROXIMATIONS, predict_in_chunks
 from ._in_memory import fit_in_memory
 from ._result import FitResult
@@ -150,7 +152,14 @@ class BaseSubquantile(KernelModel):
             if np.all(sample_weight == 1.0):
                 sample_weight = None
         settings = validate_settings(params, self._task, input_kind(X, sample_weight), name)
-        result = fit_in_memory(settings, self._task, X, y, self._check_fit_memory, sample_weight)
+        # kernel="auto" fits in units of each column's spread (:mod:`._feature_scaling`)
+        scaling = feature_scaling(X, sample_weight) if settings.kernel == "auto" else None
+        fit_X = X if scaling is None else scaling.transform(X)
+        result = fit_in_memory(
+            settings, self._task, fit_X, y, self._check_fit_memory, sample_weight
+        )
+        if scaling is not None:
+            result = replace(result, feature_scaling=scaling)
         self._set_fitted(result, X, y)
         self.n_components_ = settings.n_components
         return self
@@ -172,8 +181,11 @@ class BaseSubquantile(KernelModel):
         loss under the fitted model.
         """
         for stale in ("X_fit_", "dual_coef_", "feature_map_", "coef_", "hyperparameter_scores_",
-                      "kernel_", "degree_"):
+                      "kernel_", "degree_", "coef0_", "feature_center_", "feature_scale_"):
             self.__dict__.pop(stale, None)
+        if result.feature_scaling is not None:  # before the rows left out are scored
+            self.feature_center_ = result.feature_scaling.center
+            self.feature_scale_ = result.feature_scaling.scale
         if result.classes is not None:
             self.classes_ = result.classes
         if result.n_features_in is not None:
@@ -196,6 +208,7 @@ class BaseSubquantile(KernelModel):
         self.alpha_, self.gamma_ = result.alpha, result.gamma
         self.kernel_ = self.kernel if result.kernel is None else result.kernel
         self.degree_ = self.degree if result.degree is None else result.degree
+        self.coef0_ = self.coef0 if result.coef0 is None else result.coef0
         if result.hyperparameter_scores is not None:
             self.hyperparameter_scores_ = result.hyperparameter_scores
         if result.rows is not None and result.rows.size < y.shape[0]:
@@ -218,12 +231,27 @@ class BaseSubquantile(KernelModel):
 
     # -- prediction --------------------------------------------------------------------------
 
+    def _fitted_units(self, X: Any) -> Any:
+        """Query rows ``X`` (validated, in the units given) in the units the model was fitted
+        in: kernel="auto" fits in units of each column's spread (``feature_center_``,
+        ``feature_scale_``; :mod:`._feature_scaling`); other fits in the units given."""
+        if not hasattr(self, "feature_scale_"):
+            return X
+        return FeatureScaling(self.feature_center_, self.feature_scale_).transform(X)
+
+    def _kernel(self, X: Any, Y: Any = None) -> np.ndarray:
+        """The kernel matrix k(X, Y) between query rows ``X``, in the units given, and rows
+        ``Y`` of ``X_fit_``, in the fitted units (:meth:`_fitted_units`; Y None: ``X``
+        itself). :meth:`_decision` passes one block of query rows at a time."""
+        X = self._fitted_units(X)
+        return super()._kernel(X, X if Y is None else Y)
+
     def _decision(self, X: Any) -> np.ndarray:
         """Model outputs f(X), shape (n_samples, n_outputs): exact kernel or features."""
         if not hasattr(self, "feature_map_"):
             return super()._decision(X)
         check_is_fitted(self)
-        X = self._validated_X(X, reset=False)
+        X = self._fitted_units(self._validated_X(X, reset=False))
         coef = self.coef_.reshape(self.coef_.shape[0], -1)
         return predict_in_chunks(self.feature_map_, X, coef) + np.atleast_1d(self.intercept_)
 

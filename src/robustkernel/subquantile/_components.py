@@ -28,7 +28,7 @@ def resolve_components(params: Mapping[str, Any], n_samples: float, dask: bool =
     """``params["n_components"]``, with "auto" resolved for a fit on ``n_samples`` rows.
 
     "auto" gives None (the exact model) for kernel="precomputed" (the n x n matrix is the
-    input), kernel="auto" and ``device`` (both exact models only) and for at most
+    input) and ``device`` (exact models only) and for at most
     ``EXACT_ROWS`` rows in memory; otherwise ``ceil(COMPONENTS_PER_ROOT sqrt(n))`` features,
     at most ``MAX_COMPONENTS`` and at most what ``FEATURE_COPIES`` n x m float64 arrays leave
     of the available memory (a Dask fit keeps its features on the workers: no memory cap; its
@@ -37,7 +37,7 @@ def resolve_components(params: Mapping[str, Any], n_samples: float, dask: bool =
     value = params["n_components"]
     if not (isinstance(value, str) and value == "auto"):
         return value
-    exact_only = params["kernel"] in ("precomputed", "auto") or params["device"] is not None
+    exact_only = params["kernel"] == "precomputed" or params["device"] is not None
     if not dask and (exact_only or n_samples <= EXACT_ROWS):
         return None
     if math.isnan(n_samples):

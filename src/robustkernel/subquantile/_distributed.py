@@ -62,6 +62,7 @@ from .._kernel_model.estimator import single_class_error
 from .._kernel_model.kernels import kernel_params
 from .._kernel_model.losses import BinaryLogLoss, Loss, SoftmaxLoss, SquaredLoss
 from . import _auto_epsilon
+from ._feature_scaling import FeatureScaling
 from ._features import fit_feature_map
 from ._objective import Evaluation
 from ._refine import drop_implausible
@@ -86,8 +87,17 @@ def distributed_fit(
     y = _checked_inputs(task, X, y)
     X = X.astype(np.float64).rechunk({1: -1})
     n, d = X.shape
-    epsilon, alpha, gamma = _resolved_settings(settings, X, y, sample_fit)
+    epsilon, alpha, gamma, sample = _resolved_settings(settings, X, y, sample_fit)
     targets = _encoded_targets(task, y, X.chunks[0], settings.estimator)
+    chosen: dict[str, Any] = {}
+    start = None
+    if settings.kernel == "auto":  # the sample's kernel and units; its inliers start the fit
+        chosen = {"kernel": sample.kernel_, "degree": sample.degree_, "coef0": sample.coef0_}
+        settings = settings.replace(**chosen)
+        start = _sample_model_losses(sample, X, targets.Y)
+        scaling = FeatureScaling(sample.feature_center_, sample.feature_scale_)
+        X = X.map_blocks(scaling.transform, dtype=np.float64)
+        chosen["feature_scaling"] = scaling
     feature_map = _landmark_feature_map(settings, X, gamma)
     data = _ChunkedData(X, targets.Y, feature_map, targets.loss)
     k = n_kept(n, epsilon)
@@ -100,7 +110,7 @@ def distributed_fit(
     squared = isinstance(targets.loss, SquaredLoss)
     if squared:
         fit = _RidgeFitter(data, alpha, settings.fit_intercept)
-        w, b = fit(data.every_row())
+        w, b = fit(data.every_row() if start is None else select(start)[0])
         result = _alternate(data, fit, select, alpha, w, b, max_iter, bar)
     else:
         # the top eigenvectors of Z^T Z over every row precondition L-BFGS (one more pass)
@@ -145,6 +155,7 @@ def distributed_fit(
         alpha=alpha,
         gamma=gamma,
         n_features_in=d,
+        **chosen,
     )
 
 
@@ -284,17 +295,33 @@ class _ChunkedData:
 
 def _resolved_settings(
     settings: FitSettings, X: Any, y: Any, sample_fit: Callable[..., Any]
-) -> tuple[float, float, float | None]:
+) -> tuple[float, float, float | None, Any]:
     """epsilon, alpha and gamma of the Dask fit: as given, or those of the in-memory fit on a
-    sample of rows where "auto" (alpha scaled to the whole data's row count)."""
-    if not any(settings.is_auto(name) for name in ("epsilon", "alpha", "gamma")):
-        return float(settings.epsilon), float(settings.alpha), settings.gamma
+    sample of rows where "auto" (alpha scaled to the whole data's row count); and that fit
+    (None where nothing is "auto"). kernel="auto" is chosen by the sample's fit too."""
+    automatic = ("epsilon", "alpha", "gamma", "kernel")
+    if not any(settings.is_auto(name) for name in automatic):
+        return float(settings.epsilon), float(settings.alpha), settings.gamma, None
     n = X.shape[0]
     rows = sample_rows(n, settings.random_state)
     sample = sample_fit(X[rows].compute(), np.asarray(y[rows].compute()))
     epsilon = sample.epsilon_ if settings.is_auto("epsilon") else settings.epsilon
     alpha = float(sample.alpha_) * (n / rows.size if settings.is_auto("alpha") else 1.0)
-    return float(epsilon), alpha, sample.gamma_
+    return float(epsilon), alpha, sample.gamma_, sample
+
+
+def _sample_model_losses(sample: Any, X: Any, Y: Any) -> Any:
+    """The squared residuals of every row under the sample's in-memory model (kernel="auto":
+    the rows of smallest residual start the Dask fit, so that a cluster the sample's
+    high-breakdown start flagged is not taken back by a start from every row)."""
+
+    def block(Xc: np.ndarray, Yc: np.ndarray) -> np.ndarray:
+        predictions = np.asarray(sample.predict(Xc), dtype=float).reshape(Yc.shape)
+        return np.sum((Yc - predictions) ** 2, axis=1)
+
+    return X.map_blocks(
+        block, Y, drop_axis=1, dtype=np.float64, chunks=(X.chunks[0],)
+    ).persist()
 
 
 def sample_rows(n: int, random_state: Any) -> np.ndarray:

@@ -23,8 +23,9 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
     squared error (see Notes). With epsilon=0 and fit_intercept=False (and alpha, gamma given) this
     is :class:`sklearn.kernel_ridge.KernelRidge`. With no arguments every knob is chosen on the
     data: epsilon, alpha and gamma ("auto"), and kept rows implausible under the fit are dropped
-    (refine="reject"). The papers' estimator is
-    ``SubquantileKernelRegressor(epsilon, alpha=1.0, gamma=None, refine=None)``.
+    (refine="reject"), and the kernel (kernel="auto": a high-breakdown start that finds
+    groups of outliers masking one another). The papers' estimator is
+    ``SubquantileKernelRegressor(epsilon, kernel="rbf", alpha=1.0, gamma=None, refine=None)``.
 
     Parameters
     ----------
@@ -39,20 +40,31 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         Ridge penalty on the RKHS norm, :math:`\alpha \|f\|_{\mathcal{H}}^2` (the convention of
         sklearn's KernelRidge: the loss is summed, not averaged, over the kept rows). "auto": chosen
         on the training rows themselves, see ``gamma``.
-    kernel : str or callable, default="rbf"
+    kernel : str or callable, default="auto"
         Kernel as in :class:`sklearn.kernel_ridge.KernelRidge`: a name from
         ``sklearn.metrics.pairwise.PAIRWISE_KERNEL_FUNCTIONS``, "precomputed" (X is then the
         n x n kernel matrix at fit and the n_test x n_train matrix at predict), or a callable.
-        "auto" (exact model, identity link): a high-breakdown start -- kernel least trimmed
-        squares at about half the rows from many cheap starts with the linear kernel, Gervini
-        and Yohai's adaptive cutoff instead of a fixed k-sigma rule, and a move to the degree-2
-        polynomial or rbf kernel (with its own trimmed start) only where it beats the simpler
-        kernel by two paired standard errors of leave-one-out loss on the rows kept. The model
-        is then kernel ridge with that kernel on the rows the reweighting keeps (a given
-        epsilon: the (1 - epsilon) n rows of smallest standardized residual), alpha and gamma
-        chosen by leave-one-out on them; no solver moves those rows and ``refine`` does not
-        apply. ``kernel_`` reports the choice. Not yet the default: see BENCHMARKS.md
-        ("Classic outlier data sets", "Robustness without knobs") for where it stands.
+        "auto" (the default): a high-breakdown start -- kernel least trimmed squares at about
+        half the rows from many cheap starts with the linear kernel, Gervini and Yohai's
+        adaptive cutoff instead of a fixed k-sigma rule, and a move to the degree-2 polynomial
+        or rbf kernel (with its own trimmed start) only where it beats the simpler kernel by two
+        paired standard errors of leave-one-out loss on the rows kept. The model is then kernel
+        ridge with that kernel on the rows the reweighting keeps (a given epsilon: the
+        (1 - epsilon) n rows of smallest standardized residual, less those the reweighting
+        flags unless refine=None), alpha and gamma chosen by leave-one-out on them; no solver
+        moves those rows. Every column is first brought to units of its spread (the median,
+        and the larger of 1.4826 MAD and IQR / 1.349: ``feature_center_``,
+        ``feature_scale_``), so the fit does not depend on the units of X. At any size: on
+        more than 2000 rows, or with features (``n_components``), the start runs on 1000 rows
+        drawn at random, every row is scored under its model, alpha and gamma are confirmed on
+        every row, and the flags come from the honest residuals of the fit on the inliers; on
+        a Dask array the in-memory sample's fit gives the kernel and the starting rows; with
+        ``sample_weight`` (and exact copies of rows) the start runs on the distinct rows and
+        the model is the weighted ridge on the rows kept; with a ``link`` the start runs on
+        the targets and the link model is fitted on the rows it keeps. It refuses the solvers'
+        options (``solver``, ``init``, ``n_init``, ``radius``, ``smoothing``, ``line_search``,
+        refine="biweight"), ``device`` and approximation="rff": give a kernel for those
+        (the papers' estimator: kernel="rbf"). ``kernel_`` reports the choice.
     gamma : float, "auto" or None, default="auto"
         Kernel parameter, passed to ``pairwise_kernels`` as KernelRidge does; None means 1 /
         n_features for the kernels that take it. "auto" with alpha="auto": for each gamma of a
@@ -201,7 +213,14 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         The intercept b (0 when ``fit_intercept=False``).
     X_fit_ : ndarray or CSR sparse matrix of shape (n_samples, n_features)
         Training data (the kernel matrix for kernel="precomputed"; exact model only); sparse
-        when X was.
+        when X was. With kernel="auto", in the units the model was fitted in:
+        ``(X - feature_center_) / feature_scale_``.
+    feature_center_, feature_scale_ : ndarray of shape (n_features,)
+        kernel="auto" only: the model is fitted, and predicts, on ``(x - feature_center_) /
+        feature_scale_``: each column's median and 1.4826 times its median absolute deviation
+        (its standard deviation where that is 0, and 1 where both are; sparse X: centre 0,
+        scaled only), so that the fit does not depend on the units of X. ``gamma_``, and a
+        given ``gamma``, are in those units.
     inlier_mask_ : ndarray of bool, shape (n_samples,)
         True for the rows of the final fit (the k rows of the subquantile, less those
         ``refine="reject"`` dropped); False marks a suspected outlier. After a fit on Dask
@@ -229,9 +248,10 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         Whether the stopping rule was met before ``max_iter`` (in the kept start).
     best_start_ : int
         The start whose fit was kept: 0 for ``init``, i >= 1 for the i-th random subset.
-    kernel_, degree_ : str or callable, float
-        The kernel fitted and the polynomial kernel's degree: the parameters as given, or
-        the kernel="auto" choice.
+    kernel_, degree_, coef0_ : str or callable, float, float
+        The kernel fitted and the polynomial kernel's degree and coef0: the parameters as
+        given, or the kernel="auto" choice (its polynomial: degree 2 and coef0 1, whatever
+        ``degree`` and ``coef0``).
     alpha_, gamma_ : float
         The alpha and gamma of the fit (the chosen ones with "auto", else the given ones).
     hyperparameter_scores_ : ndarray of shape (n_gammas, n_alphas)
@@ -324,7 +344,7 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         epsilon: float | str = "auto",
         *,
         alpha: float | str = "auto",
-        kernel: str | Any = "rbf",
+        kernel: str | Any = "auto",
         gamma: float | str | None = "auto",
         degree: float = 3,
         coef0: float = 1,
@@ -633,8 +653,9 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         Whether the stopping rule was met before ``max_iter`` (in the kept start).
     best_start_ : int
         The start whose fit was kept: 0 for ``init``, i >= 1 for the i-th random subset.
-    kernel_, degree_ : str or callable, float
-        The kernel fitted and the polynomial kernel's degree (the parameters as given).
+    kernel_, degree_, coef0_ : str or callable, float, float
+        The kernel fitted and the polynomial kernel's degree and coef0 (the parameters as
+        given).
     alpha_, gamma_ : float
         The alpha and gamma of the fit (the chosen ones with "auto", else the given ones).
     hyperparameter_scores_ : ndarray of shape (n_gammas, n_alphas)

@@ -89,8 +89,8 @@ BACKEND_SUPPORT: dict[str, dict[str, Allowed]] = {
         ),
         "approximation": _one_of("nystroem"),
         "kernel": Allowed(
-            lambda value, params, task: not (_same(value, "precomputed") or _same(value, "auto")),
-            'a kernel computed from the rows (not "precomputed" or "auto")',
+            lambda value, params, task: not _same(value, "precomputed"),
+            'a kernel computed from the rows (not "precomputed")',
         ),
         "solver": _one_of("alternating"),
         "init": _one_of("erm"),
@@ -197,19 +197,42 @@ def _solver_options(params: Mapping[str, Any], solver: Solver) -> SolverOptions:
     )
 
 
+AUTOMATIC_KERNEL_DEFAULTS: dict[str, Any] = {
+    "solver": "alternating",
+    "init": "erm",
+    "n_init": 1,
+    "radius": None,
+    "smoothing": None,
+    "line_search": False,
+    "refine": "reject",
+}
+"""The solvers' options kernel="auto" takes at their defaults only (it runs no solver; its
+reweighting does what refine would, and refine=None is taken too)."""
+
+
 def _check_automatic_kernel(params: Mapping[str, Any], task: Task, estimator: str) -> None:
-    """kernel="auto" (the high-breakdown start and the kernel choice) runs on the exact
-    kernel model of a regression with the identity link, on the CPU."""
-    link = params.get("link", "identity")
-    if task.classifier or link_of(link).name != "identity":
+    """kernel="auto" (the high-breakdown start and the kernel choice) is for a regression, with
+    no solver options (``device=`` is refused before, with the papers' estimator's rule)."""
+    if task.classifier:
         raise ValueError(
-            f'kernel="auto" is for regression with the identity link; give {estimator} a '
-            'kernel (e.g. kernel="rbf").'
+            f'kernel="auto" is for regression; give {estimator} a kernel (e.g. kernel="rbf").'
         )
-    if params["n_components"] is not None or params["device"] is not None:
+    if params["approximation"] == "rff" and params["n_components"] is not None:
         raise ValueError(
-            'kernel="auto" chooses among exact kernel models: it takes n_components=None and '
-            "device=None; give a kernel (e.g. kernel=\"rbf\") to fit features or a device."
+            'approximation="rff" approximates the rbf kernel only, and kernel="auto" may choose '
+            'the linear or polynomial kernel: give kernel="rbf", or approximation="nystroem".'
+        )
+    solver_options = {
+        name: params[name]
+        for name, default in AUTOMATIC_KERNEL_DEFAULTS.items()
+        if not _same(params[name], default) and not (name == "refine" and params[name] is None)
+    }
+    if solver_options:
+        given = ", ".join(f"{name}={value!r}" for name, value in solver_options.items())
+        raise ValueError(
+            f'kernel="auto" fits kernel ridge on the rows its high-breakdown start keeps, '
+            f"with no solver: {given} would be ignored. Give a kernel (the papers' estimator: "
+            'kernel="rbf") to use the solvers and their options.'
         )
 
 
@@ -238,18 +261,19 @@ def _check_combinations(
         )
     if "link" in params and link_of(params["link"]).name != "identity" and refine == "biweight":
         raise ValueError('refine="biweight" is for the identity link only.')
-    if _is_auto(params["kernel"]):
-        _check_automatic_kernel(params, task, estimator)
     if params["device"] is not None:
         automatic = {
             key: params[key]
-            for key in ("epsilon", "alpha", "gamma", "refine")
+            for key in ("kernel", "epsilon", "alpha", "gamma", "refine")
             if _is_auto(params[key]) or (key == "refine" and params[key] is not None)
         }
         if params["n_components"] is not None or automatic:
             raise ValueError(
-                "device= runs the papers' estimator on the exact kernel model: give epsilon "
-                "(a number), alpha and gamma, and refine=None, without n_components "
+                "device= runs the papers' estimator on the exact kernel model: give kernel "
+                '(e.g. kernel="rbf"), epsilon (a number), alpha and gamma, and refine=None, '
+                "without n_components "
                 f"(got {automatic or {'n_components': params['n_components']}}); use "
                 "device=None for the automatic configuration."
             )
+    if _is_auto(params["kernel"]):
+        _check_automatic_kernel(params, task, estimator)
