@@ -397,6 +397,7 @@ def test_a_regression_on_given_features_starts_from_a_high_breakdown_fit(
     assert pd.read_csv(out / "outliers.csv")["flagged"].to_numpy()[:N_CORRUPTED].all()
 
 
+@pytest.mark.slow  # 16 s: the estimator's route is tested at 4500 rows in test_default_kernel
 def test_a_table_beyond_4000_rows_is_fitted_on_features_from_the_high_breakdown_start(
     tmp_path, capsys
 ):

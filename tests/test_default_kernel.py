@@ -143,3 +143,29 @@ def test_a_dask_fit_takes_the_kernel_and_the_inliers_of_its_sample():
     clean = LinearRegression().fit(X[~bad], y[~bad])
     test = np.random.RandomState(1).normal(size=(500, X.shape[1]))
     assert np.abs(model.predict(test) - clean.predict(test)).max() < 0.2
+
+
+@pytest.mark.parametrize("size", [2, 3, 4, 5, 6, 7, 12])
+def test_random_starts_draw_one_clean_set_at_half_contamination_with_99_percent(size):
+    from robustkernel.subquantile._high_breakdown import N_STARTS, random_starts
+
+    count = random_starts(size)
+    clean = 0.5**size
+    if count < N_STARTS:  # the smallest count that reaches 99%
+        assert 1.0 - (1.0 - clean) ** count >= 0.99
+        assert 1.0 - (1.0 - clean) ** (count - 1) < 0.99
+    else:  # capped: FAST-LTS's 500 do not reach 99% for sets of 7 rows or more
+        assert count == N_STARTS and 1.0 - (1.0 - clean) ** N_STARTS < 0.99
+
+
+def test_column_quantiles_with_integer_weights_equal_those_of_the_repeated_rows():
+    from robustkernel.subquantile._feature_scaling import _weighted_quantile
+
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        values = np.round(rng.normal(size=rng.integers(1, 30)), 1)  # ties too
+        weights = rng.integers(1, 4, size=values.size)
+        for q in (0.25, 0.5, 0.75):
+            assert _weighted_quantile(values, weights.astype(float), q) == pytest.approx(
+                np.quantile(np.repeat(values, weights), q), abs=1e-12
+            )
