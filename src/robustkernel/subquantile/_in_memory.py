@@ -477,11 +477,10 @@ class InMemoryFit:
         rng: np.random.RandomState,
     ) -> Stage:
         """Steps 2-4 of :meth:`_fit_choosing_on_subsample` from the ``pilot`` fitted on the
-        rows of ``subsample``, at its choice of ``alpha`` and ``gamma``."""
+        rows of ``subsample``, at its choice of ``alpha`` and ``gamma`` (both callers check the
+        memory of an exact fit on every row before the subsample's work)."""
         alphas, gammas = candidates
         n = self.X.shape[0]
-        if self.settings.n_components is None:
-            self.check_memory(n)
         residuals = np.sum((self.Y - subsample._outputs(pilot, self.X) / self.scale) ** 2, axis=1)
         kept = smallest(residuals, n_kept(n, pilot.epsilon))
         first, feature_map = self._build_problem(alpha, gamma, 1.0 - float(kept.mean()))
