@@ -884,11 +884,10 @@ REGRESSION_METHODS: dict[str, Method] = {
         'refine="reject" (no knobs)',
         library=True,
     ),
-    "subq_auto": Method(
-        lambda c: SubquantileKernelRegressor(kernel="auto"),
-        'SubquantileKernelRegressor(kernel="auto") (the default kernel, given explicitly): the '
-        "high-breakdown start (kernel LTS, the kernel chosen among linear, poly(2) and rbf, the "
-        "adaptive cutoff), no other knob",
+    "subq_rbf": Method(
+        lambda c: SubquantileKernelRegressor(kernel="rbf"),
+        'SubquantileKernelRegressor(kernel="rbf"): the defaults before kernel="auto" (the '
+        "rbf kernel, epsilon, alpha, gamma \"auto\", no high-breakdown start)",
         library=True,
     ),
     "subq_true_eps": Method(

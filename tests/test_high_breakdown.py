@@ -487,25 +487,32 @@ def test_auto_kernel_flags_nothing_on_a_constant_target(kind, seed, value):
 def test_auto_kernel_column_units_count_a_weight_as_copies_and_fall_back():
     # the centre and scale of each column: the median, and the larger of 1.4826 MAD and
     # IQR / 1.349 of the rows, a row of integer weight w counting w times (weight 0: left
-    # out); where both are 0 the standard deviation (a column mostly 0), where that is 0 too,
-    # 1 (a constant column); a column of 60% zeros and jitter: the IQR, not the tiny MAD
+    # out); where that is under 1/20 of the 5-95% quantile range over 3.29 (the middle half
+    # nearly one value), that range over 3.29; where all are 0 the standard deviation (a
+    # column mostly 0), where that is 0 too, 1 (a constant column); a column of 60% zeros and
+    # jitter: the IQR, not the tiny MAD; 85% jitter and 15% far values: the wide range
     rng = np.random.RandomState(2)
     X = np.c_[
         rng.normal(3.0, 2.0, 60),
         (rng.uniform(size=60) < 0.2).astype(float),
         np.full(60, 4.0),
         np.where(rng.uniform(size=60) < 0.6, 1e-3 * rng.normal(size=60), 1.0),
+        np.where(np.arange(60) < 51, 1e-3 * rng.normal(size=60), rng.normal(5.0, 1.0, 60)),
+        (np.arange(60) == 7).astype(float),
     ]
     y = X[:, 0] + X[:, 1] + 0.1 * rng.normal(size=60)
     weights = rng.randint(0, 4, 60)
+    weights[7] = 1
     repeated = np.repeat(X, weights, axis=0)
     centre = np.median(repeated, axis=0)
     mad = 1.4826 * np.median(np.abs(repeated - centre), axis=0)
     quartiles = np.subtract(*np.quantile(repeated, [0.75, 0.25], axis=0)) / 1.349
+    wide = np.subtract(*np.quantile(repeated, [0.95, 0.05], axis=0)) / 3.29
     scale = np.maximum(mad, quartiles)
-    assert scale[0] > 0 and scale[1] == 0 and scale[2] == 0
-    assert quartiles[3] > 100 * mad[3]
-    scale[1], scale[2] = np.std(repeated[:, 1]), 1.0
+    assert scale[0] > 0 and scale[1] == scale[2] == scale[5] == 0
+    assert quartiles[3] > 100 * mad[3] and scale[3] > wide[3] / 20
+    assert 0 < scale[4] < wide[4] / 20 and wide[1] > 0 and wide[5] == 0
+    scale[1], scale[2], scale[4], scale[5] = wide[1], 1.0, wide[4], np.std(repeated[:, 5])
     model = SubquantileKernelRegressor(kernel="auto").fit(X, y, sample_weight=weights)
     np.testing.assert_allclose(model.feature_center_, centre, rtol=1e-12)
     np.testing.assert_allclose(model.feature_scale_, scale, rtol=1e-12)

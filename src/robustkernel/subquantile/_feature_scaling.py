@@ -10,9 +10,11 @@ linear kernel's alpha grid is absolute, so even scaling every column alike moved
 (Hawkins-like data at 1e-3: 0.39 from the clean rows' least squares, 0.16 at unit scale).
 
 kernel="auto" therefore fits ``(x - centre) / scale`` column by column, the centre the median
-and the scale 1.4826 times the median absolute deviation (the standard deviation of a normal
-column), with the standard deviation where the MAD is 0 (a column mostly one value) and 1 where
-that is 0 too (a constant column). A row of weight w counts as w copies (integer weights scale
+and the scale the larger of 1.4826 times the median absolute deviation and the interquartile
+range over 1.349 (each the standard deviation of a normal column); the range of the 5% to 95%
+quantiles over 3.29 where the middle half of the column is nearly one value; the standard
+deviation where all of these are 0 (a column mostly one value) and 1 where that is 0 too (a
+constant column). A row of weight w counts as w copies (integer weights scale
 as the repeated rows do). Sparse X is scaled only, never centred (centring would fill it): the
 same scales, centre 0; the fit then equals the dense fit's for the linear and rbf kernels
 (translation does not change them) but not the polynomial's.
@@ -33,6 +35,8 @@ from scipy import sparse
 
 MAD_TO_SD = 1.4826  # the MAD of a normal column times this is its standard deviation
 IQR_TO_SD = 1.349  # and its interquartile range divided by this
+WIDE_TO_SD = 3.290  # and the range of its 5% to 95% quantiles divided by this
+POINT_MASS = 20.0  # a middle half this many times narrower than the 5-95% range is one value
 MAX_COPIES = 2.0**50  # integer weights up to this count as copies of the rows
 
 
@@ -45,7 +49,9 @@ class FeatureScaling:
     center : ndarray of shape (n_features,)
         The column medians (zeros for sparse X, which is not centred).
     scale : ndarray of shape (n_features,)
-        1.4826 MAD per column, else its standard deviation, else 1: positive and finite.
+        Per column the larger of 1.4826 MAD and IQR / 1.349, the 5-95% quantile range / 3.29
+        where the middle half is nearly one value, else the standard deviation, else 1:
+        positive and finite.
     """
 
     center: np.ndarray
@@ -114,14 +120,26 @@ def _column_centre_and_scale(values: np.ndarray, weights: np.ndarray) -> tuple[f
     from the others, so that the copies were no longer near-duplicates and predicted one
     another). Neither is inflated by a minority of outlying values (the MAD up to half the
     rows, the IQR up to a quarter: beyond, that column's scale grows and its weight in the
-    isotropic kernels shrinks; the linear start does not depend on it)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        centre = _weighted_quantile(values, weights, 0.5)
+    isotropic kernels shrinks; the linear start does not depend on it).
+
+    Where the middle half of the rows is itself nearly one value (the IQR under 1/20 of the
+    range of the 5% to 95% quantiles, 1/2.4 for a normal column), the scale is that wider
+    range over 3.29: Boston housing's "zn" (73% zeros) with 20% of the rows copied onto one
+    row and jittered by 0.01 had an IQR of 0.005 standard deviations, which made the jitter 2.5
+    units and the copies' cluster a spread of far rows (test RMSE 2.3x the oracle's; the rbf
+    kernel without the scaling 1.1x)."""
+    with np.errstate(over="ignore", invalid="ignore"):  # 1e308 - (-1e308): inf, left to the
+        centre = _weighted_quantile(values, weights, 0.5)  # standard deviation below
         mad = _weighted_quantile(np.abs(values - centre), weights, 0.5)
         quartiles = _weighted_quantile(values, weights, 0.75) - _weighted_quantile(
             values, weights, 0.25
         )
         scale = max(MAD_TO_SD * mad, quartiles / IQR_TO_SD)
+        wide = (
+            _weighted_quantile(values, weights, 0.95) - _weighted_quantile(values, weights, 0.05)
+        ) / WIDE_TO_SD
+        if scale < wide / POINT_MASS:
+            scale = wide
     if not (scale > 0 and np.isfinite(scale)):
         scale = float(_standard_deviations(values[:, None], weights)[0])
     if not (scale > 0 and np.isfinite(scale)):
