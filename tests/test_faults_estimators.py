@@ -31,10 +31,17 @@ import pandas as pd
 import pytest
 from scipy.spatial.distance import cdist
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
 from sklearn.metrics.pairwise import pairwise_kernels
 
 import robustkernel._memory as memory
-from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
+from robustkernel import (
+    MetricKernelLogisticRegression,
+    SubquantileClassifier,
+    SubquantileKernelClassifier,
+    SubquantileKernelRegressor,
+    SubquantileMLPClassifier,
+)
 from robustkernel._memory import InsufficientMemoryError
 from robustkernel.baselines import (
     CRRKernelRegressor,
@@ -497,3 +504,24 @@ def test_fault_injection(case, estimator, monkeypatch):
         assert np.all(np.isfinite(np.asarray(prediction, dtype=float)))
     else:
         assert np.all(np.isfinite(model.predict_proba(X)))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: SubquantileKernelClassifier(random_state=0),
+        lambda: SubquantileClassifier(LogisticRegression(), random_state=0),
+        lambda: SubquantileMLPClassifier(max_iter=5, random_state=0),
+        lambda: MetricKernelLogisticRegression(max_iter=2),
+    ],
+    ids=["kernel", "meta", "mlp", "metric"],
+)
+def test_labels_of_mixed_types_are_named(make):
+    # 1 and "a" do not sort: NumPy's raw "'<' not supported between instances" TypeError
+    # named neither the argument nor the cure; the same labels as strings fit
+    X = np.random.RandomState(0).normal(size=(20, 2))
+    y = np.array([1, "a"] * 10, dtype=object)
+    with pytest.raises(ValueError, match=r"labels y mix types .*int, str.*astype\(str\)"):
+        make().fit(X, y)
+    model = make().fit(X, y.astype(str))
+    assert list(model.classes_) == ["1", "a"]

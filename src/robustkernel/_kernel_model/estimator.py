@@ -65,6 +65,43 @@ def single_class_error(
     )
 
 
+def class_labels(y: Any, estimator: str) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted classes of the labels ``y`` and each row's class index.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Class labels (a column vector is taken with scikit-learn's warning).
+    estimator : str
+        The estimator's name, for the errors.
+
+    Returns
+    -------
+    classes : ndarray
+        The distinct labels, sorted.
+    indices : ndarray of int, shape (n_samples,)
+        The position of each row's label in ``classes``.
+
+    Raises
+    ------
+    ValueError
+        Continuous targets (scikit-learn's message), or labels of types that do not sort
+        together (1 and "a"): NumPy's raw "'<' not supported" TypeError would not say which
+        argument is at fault.
+    """
+    y = column_or_1d(y, warn=True)
+    try:  # before scikit-learn's check, which calls such labels "unknown" and continuous
+        classes, indices = np.unique(y, return_inverse=True)
+    except TypeError:
+        types = sorted({type(label).__name__ for label in y.tolist()})
+        raise ValueError(
+            f"{estimator}: the labels y mix types that cannot be ordered ({', '.join(types)}); "
+            "give every label the same type, e.g. y.astype(str)."
+        ) from None
+    check_classification_targets(y)
+    return classes, indices.ravel()
+
+
 def encode_target(y: np.ndarray, classifier: bool, estimator: str) -> EncodedTarget:
     """Encode validated targets ``y`` for a kernel model (``estimator`` names it in errors).
 
@@ -75,9 +112,7 @@ def encode_target(y: np.ndarray, classifier: bool, estimator: str) -> EncodedTar
     if not classifier:
         Y = np.asarray(y, dtype=float).reshape(y.shape[0], -1)
         return EncodedTarget(Y, SquaredLoss(), None, y.ndim == 1)
-    y = column_or_1d(y, warn=True)
-    check_classification_targets(y)
-    classes, encoded = np.unique(y, return_inverse=True)
+    classes, encoded = class_labels(y, estimator)
     if classes.size < 2:
         raise single_class_error(estimator, classes[0])
     if classes.size == 2:
@@ -153,7 +188,8 @@ class KernelModel(VersionStamped, BaseEstimator):
         check_fit_memory(type(self).__name__, n_samples, n_matrices, self._memory_remedy)
 
     def _validate_training_data(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
-        """scikit-learn's validation, plus the square-matrix rule of a precomputed kernel."""
+        """scikit-learn's validation, plus the square-matrix rule of a precomputed kernel and
+        (classifiers) labels that sort (:func:`class_labels`)."""
         X, y = self._validated_X(
             X,
             y=y,
@@ -164,6 +200,8 @@ class KernelModel(VersionStamped, BaseEstimator):
             raise ValueError(
                 f'kernel="precomputed" needs a square n x n kernel matrix at fit, got {X.shape}.'
             )
+        if is_classifier(self):
+            class_labels(y, type(self).__name__)
         return X, y
 
     def _encode_target(self, y: np.ndarray) -> tuple[np.ndarray, Loss]:

@@ -28,7 +28,6 @@ from sklearn.utils._param_validation import (
     StrOptions,
 )
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     _check_sample_weight,
     _num_samples,
@@ -40,7 +39,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from .._kernel_model.estimator import single_class_error
+from .._kernel_model.estimator import class_labels, single_class_error
 from .._kernel_model.losses import SquaredLoss
 from .._version_stamp import VersionStamped
 from ..subquantile._auto_epsilon import (
@@ -765,7 +764,7 @@ class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
 
     def _encode_target(self, y: Any) -> np.ndarray:
         y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
+        class_labels(y, type(self).__name__)  # continuous or mixed-type labels: a clear error
         return y
 
     def _check_targets(self, y: np.ndarray, present: np.ndarray) -> None:

@@ -8,9 +8,9 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.special import expit
 from sklearn.base import ClassifierMixin, _fit_context
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import column_or_1d, validate_data
+from sklearn.utils.validation import validate_data
 
+from .._kernel_model.estimator import class_labels
 from ._estimator import MetricKernelModel
 from ._objective import KernelFamily
 
@@ -185,9 +185,7 @@ X_fit_, n_iter_, objective_history_, objective_, kkt_residual_, converged_
             The fitted estimator.
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
-        y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
-        self.classes_, encoded = np.unique(y, return_inverse=True)
+        self.classes_, encoded = class_labels(y, type(self).__name__)
         if self.classes_.size != 2:
             raise ValueError(
                 "Only binary classification is supported. "

@@ -10,13 +10,13 @@ import numpy as np
 from scipy.special import expit, logsumexp, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.preprocessing import LabelEncoder, RobustScaler
+from sklearn.preprocessing import RobustScaler
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._fractions import n_kept
+from .._kernel_model.estimator import class_labels
 from .._memory import InsufficientMemoryError, check_memory, row_chunks
 from .._version_stamp import VersionStamped
 from ._loss import subquantile_loss
@@ -810,12 +810,11 @@ class SubquantileMLPClassifier(ClassifierMixin, _BaseSubquantileMLP):
     """
 
     def _encode(self, y: Any) -> np.ndarray:
-        check_classification_targets(y)
-        encoder = LabelEncoder().fit(y)
-        if encoder.classes_.size < 2:
+        classes, indices = class_labels(y, type(self).__name__)
+        if classes.size < 2:
             raise ValueError("The labels hold one class; a classifier needs two or more.")
-        self.classes_ = encoder.classes_
-        return encoder.transform(y)
+        self.classes_ = classes
+        return indices
 
     def _n_outputs(self) -> int:
         return 1 if self.classes_.size == 2 else self.classes_.size
