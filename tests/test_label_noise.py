@@ -3,6 +3,8 @@ brute-force loops written from the definitions, and the classifier's defaults th
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -12,6 +14,7 @@ from sklearn.datasets import make_blobs
 from robustkernel import SubquantileKernelClassifier
 from robustkernel._kernel_model.losses import class_probabilities
 from robustkernel.subquantile._label_noise import (
+    at_chance,
     class_thresholds,
     confident_joint,
     label_issues,
@@ -142,3 +145,41 @@ def test_default_classifier_finds_the_flipped_labels_of_separated_blobs():
     keep = np.setdiff1d(np.arange(400), flipped)
     oracle.fit(X[keep], y[keep])
     assert model.score(X[400:], truth[400:]) >= oracle.score(X[400:], truth[400:]) - 0.01
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_random_labels_flag_nothing_and_say_why(n_classes):
+    # labels drawn independently of X: no model predicts them, so none of them is "wrong";
+    # confident learning on such a model flagged 45-48% of the rows before the guard
+    rng = np.random.RandomState(n_classes)
+    X = rng.normal(size=(300, 5))
+    y = rng.randint(0, n_classes, 300)
+    with pytest.warns(UserWarning, match="no evidence about the labels"):
+        model = SubquantileKernelClassifier(random_state=0).fit(X, y)
+    assert model.inlier_mask_.all()
+    assert model.epsilon_ == 0.0
+
+
+def test_a_weak_real_signal_still_flags_the_flips():
+    # one informative feature among five, classes overlapping (the Bayes error about 16%), 20%
+    # of the labels flipped: the guard must not mistake the weak signal for none
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(400, 5))
+    clean = (X[:, 0] + rng.normal(size=400) > 0).astype(int)
+    flipped = rng.rand(400) < 0.2
+    y = np.where(flipped, 1 - clean, clean)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        model = SubquantileKernelClassifier(random_state=0).fit(X, y)
+    flagged = ~model.inlier_mask_
+    assert flagged.sum() > 0.05 * y.size
+    assert flagged[flipped].mean() > 2 * flagged[~flipped].mean()
+
+
+def test_at_chance_against_the_binomial_rule():
+    # 100 rows, shares 0.7 / 0.3: the majority's error 0.3, its standard error
+    # sqrt(0.3 * 0.7 / 100) = 0.0458; equal weights count as 100 rows, whatever their size
+    labels = np.r_[np.zeros(70, int), np.ones(30, int)]
+    for weights in (np.ones(100), np.full(100, 1e-9)):
+        assert at_chance(0.3 - 2 * 0.0458 + 1e-3, labels, weights)
+        assert not at_chance(0.3 - 2 * 0.0459 - 1e-3, labels, weights)
