@@ -14,7 +14,7 @@ from sklearn.datasets import make_blobs
 from robustkernel import SubquantileKernelClassifier
 from robustkernel._kernel_model.losses import class_probabilities
 from robustkernel.subquantile._label_noise import (
-    at_chance,
+    chance_level,
     class_thresholds,
     confident_joint,
     label_issues,
@@ -176,10 +176,14 @@ def test_a_weak_real_signal_still_flags_the_flips():
     assert flagged[flipped].mean() > 2 * flagged[~flipped].mean()
 
 
-def test_at_chance_against_the_binomial_rule():
-    # 100 rows, shares 0.7 / 0.3: the majority's error 0.3, its standard error
-    # sqrt(0.3 * 0.7 / 100) = 0.0458; equal weights count as 100 rows, whatever their size
+def test_chance_level_against_the_binomial_rule():
+    # 100 rows, shares 0.7 / 0.3: the majority's error 0.3, two standard errors
+    # 2 sqrt(0.3 * 0.7 / 100) = 0.09165; equal weights count as 100 rows, whatever their size;
+    # 50 rows of weight 2 and 50 of weight 0 count as 50
     labels = np.r_[np.zeros(70, int), np.ones(30, int)]
     for weights in (np.ones(100), np.full(100, 1e-9)):
-        assert at_chance(0.3 - 2 * 0.0458 + 1e-3, labels, weights)
-        assert not at_chance(0.3 - 2 * 0.0459 - 1e-3, labels, weights)
+        chance, margin = chance_level(labels, weights)
+        assert chance == pytest.approx(0.3) and margin == pytest.approx(0.091652, abs=1e-6)
+    weights = np.r_[np.full(35, 2.0), np.zeros(35), np.full(15, 2.0), np.zeros(15)]
+    chance, margin = chance_level(labels, weights)
+    assert chance == pytest.approx(0.3) and margin == pytest.approx(2 * np.sqrt(0.21 / 50))

@@ -533,12 +533,13 @@ class InMemoryFit:
         every_row = np.ones(n, dtype=bool)
         first = self._out_of_fold_choice(candidates, every_row, labels, weights)
         outputs, kept = first.outputs, every_row
-        if _label_noise.at_chance(first.error, labels, weights):
-            chance, margin = _label_noise.chance_level(labels, weights)
+        chance, margin = _label_noise.chance_level(labels, weights)
+        if first.error >= chance - margin:
             warnings.warn(
                 f"{self.settings.estimator}: the out-of-fold error of the best model "
                 f"({first.error:.3f}) is not below the error of predicting the most frequent "
-                f"class ({chance:.3f}) by two standard errors ({margin:.3f}): the features "
+                f"class ({chance:.3f}) by {_label_noise.CHANCE_STANDARD_ERRORS:g} standard "
+                f"errors ({margin:.3f}): the features "
                 "carry no evidence about the labels that these rows can show, so no label is "
                 "flagged as wrong (epsilon_ = 0).",
                 UserWarning,

@@ -50,19 +50,14 @@ def chance_level(labels: np.ndarray, weights: np.ndarray) -> tuple[float, float]
     Returns
     -------
     chance : float
+        The majority class's error.
     margin : float
+        ``CHANCE_STANDARD_ERRORS`` standard errors of it.
     """
     shares = np.bincount(labels, weights=weights) / weights.sum()
     chance = 1.0 - float(shares.max())
     effective = weights.sum() ** 2 / float(weights @ weights)
     return chance, CHANCE_STANDARD_ERRORS * float(np.sqrt(chance * (1.0 - chance) / effective))
-
-
-def at_chance(error: float, labels: np.ndarray, weights: np.ndarray) -> bool:
-    """Whether an out-of-fold ``error`` (weighted share of wrong rows) is not below the
-    majority class's error by the margin of :func:`chance_level`."""
-    chance, margin = chance_level(labels, weights)
-    return bool(error >= chance - margin)
 
 
 def class_thresholds(P: np.ndarray, labels: np.ndarray, weights: np.ndarray) -> np.ndarray:
