@@ -943,7 +943,13 @@ REGRESSION_METHODS: dict[str, Method] = {
 CLASSIFICATION_METHODS: dict[str, Method] = {
     "subq_default": Method(
         lambda c: SubquantileKernelClassifier(),
-        "SubquantileKernelClassifier(): the defaults (no knobs)",
+        "SubquantileKernelClassifier(): the defaults (no knobs; loss=\"auto\")",
+        library=True,
+    ),
+    "subq_log": Method(
+        lambda c: SubquantileKernelClassifier(loss="log"),
+        "SubquantileKernelClassifier(loss=\"log\"): the defaults with the papers' log loss (the "
+        "defaults before loss=\"auto\")",
         library=True,
     ),
     "subq_true_eps": Method(

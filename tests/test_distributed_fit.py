@@ -143,6 +143,7 @@ DASK_REFUSES = {
     "verbose": [],
     "device": ["cpu"],
     "link": ["logistic", "softplus"],
+    "loss": ["hinge", "squared_hinge"],  # "auto" is the log loss on Dask
 }
 GIVEN_DASK = {"n_components": 5, "epsilon": 0.1, "alpha": 1.0, "gamma": 1.0, "refine": None}
 

@@ -42,6 +42,7 @@ from robustkernel import (
     SubquantileKernelRegressor,
     SubquantileMLPClassifier,
 )
+from robustkernel._kernel_model.pairwise import PairwisePlatt
 from robustkernel._memory import InsufficientMemoryError
 from robustkernel.baselines import (
     CRRKernelRegressor,
@@ -215,11 +216,16 @@ def _unchunked(model, X):
     [
         (SubquantileKernelRegressor(kernel="rbf", gamma=0.5), "regression"),
         (SubquantileKernelRegressor(), "regression"),  # kernel="auto": its kernel, its units
-        (SubquantileKernelClassifier(gamma=0.5), "classification"),
-        (SubquantileKernelClassifier(kernel="laplacian", gamma=0.3), "multiclass"),
+        (SubquantileKernelClassifier(gamma=0.5, loss="log"), "classification"),
+        (SubquantileKernelClassifier(kernel="laplacian", gamma=0.3, loss="log"), "multiclass"),
+        (SubquantileKernelClassifier(gamma=0.5, loss="hinge"), "classification"),
+        (SubquantileKernelClassifier(kernel="laplacian", gamma=0.3, loss="hinge"), "multiclass"),
         (CRRKernelRegressor(gamma=0.5), "regression"),
     ],
-    ids=["subq-regressor", "subq-default", "subq-binary", "subq-multiclass", "crr"],
+    ids=[
+        "subq-regressor", "subq-default", "subq-binary", "subq-multiclass", "subq-hinge-binary",
+        "subq-hinge-multiclass", "crr",
+    ],
 )
 def test_chunked_predict_matches_the_unchunked_formula(model, task, monkeypatch):
     X, y = _data(80)
@@ -232,6 +238,9 @@ def test_chunked_predict_matches_the_unchunked_formula(model, task, monkeypatch)
     expected = _unchunked(model, X_test)
     if task == "regression":
         np.testing.assert_allclose(model.predict(X_test), expected.ravel(), rtol=1e-12)
+    elif getattr(model, "loss_", "log") == "hinge":  # the pairs' outputs, calibrated
+        proba = PairwisePlatt(model.probA_, model.probB_).probabilities(expected)
+        np.testing.assert_allclose(model.predict_proba(X_test), proba, rtol=1e-9, atol=1e-12)
     else:
         scores = model.decision_function(X_test)
         # A chunk's product sums the same terms in another order (BLAS blocking depends on

@@ -218,16 +218,21 @@ def test_stratified_folds_deal_every_label_evenly():
         assert counts.max() - counts.min() <= 1
 
 
-def test_the_classifier_chooses_alpha_and_gamma_out_of_fold():
+@pytest.mark.parametrize(
+    "loss, shape, alphas",
+    [("log", (3, 3), (0.01, 0.1, 1.0)), ("hinge", (5, 4), (0.005, 0.05, 0.5, 5.0))],
+)
+def test_the_classifier_chooses_alpha_and_gamma_out_of_fold(loss, shape, alphas):
     """Digits (480 training rows), 20% random wrong classes: the chosen pair is one of the
-    grid, and the fit beats the former rule (alpha = 1, the robust "scale" gamma) on clean
-    test rows."""
+    loss's grid (hinge: C = 1 / (2 alpha) = 0.1 ... 100), and the fit beats the former rule
+    (alpha = 1, the robust "scale" gamma) on clean test rows."""
     X, y = load_digits(return_X_y=True)
     rows = np.random.default_rng(0).permutation(y.size)[:600]
     split = contaminated_split(X[rows] / 16.0, y[rows], "wrong_class", 0.2, random_state=0)
-    model = SubquantileKernelClassifier().fit(split.X_train, split.y_train)
-    assert model.hyperparameter_scores_.shape == (3, 3)
-    assert model.alpha_ in (0.01, 0.1, 1.0)
+    model = SubquantileKernelClassifier(loss=loss).fit(split.X_train, split.y_train)
+    assert model.loss_ == loss
+    assert model.hyperparameter_scores_.shape == shape
+    assert model.alpha_ in alphas
     rule = SubquantileKernelClassifier(alpha=1.0, gamma=robust_gamma(split.X_train))
     rule.fit(split.X_train, split.y_train)
     assert model.score(split.X_test, split.y_test) > rule.score(split.X_test, split.y_test)

@@ -32,6 +32,7 @@ from .losses import (
     class_probabilities,
     predicted_classes,
 )
+from .pairwise import PairwisePlatt
 
 KERNEL_CONSTRAINTS: dict[str, list[Any]] = {
     "alpha": [Interval(Real, 0.0, None, closed="neither")],
@@ -274,17 +275,25 @@ class KernelRegressorMixin(RegressorMixin):
 
 
 class LogitClassifierMixin:
-    """``decision_function``, ``predict_proba`` and ``predict`` from the model's logits.
+    """``decision_function``, ``predict_proba`` and ``predict`` from the model's outputs.
 
-    The host class provides ``classes_`` and ``_decision(X)``, the logits of shape
+    The host class provides ``classes_`` and ``_decision(X)``: the logits, of shape
     (n_samples, 1) for two classes (binary cross-entropy) or (n_samples, n_classes) for more
-    (softmax cross-entropy).
+    (softmax cross-entropy); or, where ``_pairwise_calibration()`` returns Platt's sigmoids
+    (the hinge losses), one output per pair of classes (:mod:`.pairwise`), read through the
+    calibrated probabilities as scikit-learn's ``SVC(probability=True)`` reads them, but with
+    one answer: ``predict``, ``predict_proba`` and ``decision_function`` always agree on the
+    class (SVC's ``predict`` counts votes and can disagree with its ``predict_proba``).
     """
 
     classes_: np.ndarray
 
+    def _pairwise_calibration(self) -> PairwisePlatt | None:
+        """Platt's sigmoids of a one-vs-one model's pairs; None for a logit model."""
+        return None
+
     def decision_function(self, X: Any) -> np.ndarray:
-        """Logits f(x): shape (n_samples,) for two classes, (n_samples, n_classes) otherwise.
+        """Logits f(x); for the hinge losses, the calibrated ones (below).
 
         Parameters
         ----------
@@ -294,13 +303,24 @@ class LogitClassifierMixin:
         Returns
         -------
         scores : ndarray
-            Positive values favour ``classes_[1]`` in the binary case.
+            Shape (n_samples,) for two classes, positive values favouring ``classes_[1]``;
+            (n_samples, n_classes) otherwise. For the hinge losses: -(A f + B), Platt's
+            logit of the SVM's output f (two classes), or the logarithms of the coupled
+            probabilities (more), so that the largest score is always the class ``predict``
+            and ``predict_proba`` name. The SVMs' own outputs, one per pair of classes, are
+            ``_decision(X)``.
         """
+        calibration = self._pairwise_calibration()
         F = self._decision(X)
+        if calibration is not None:
+            if F.shape[1] == 1:
+                return -(F.ravel() * calibration.A[0] + calibration.B[0])
+            return np.log(np.maximum(calibration.probabilities(F), np.finfo(float).tiny))
         return F.ravel() if F.shape[1] == 1 else F
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities (sigmoid or softmax of the logits).
+        """Class probabilities: the sigmoid or softmax of the logits, or for the hinge losses
+        Platt's sigmoid of every pair's SVM output (fitted out of fold), the pairs coupled.
 
         Parameters
         ----------
@@ -312,10 +332,12 @@ class LogitClassifierMixin:
         proba : ndarray of shape (n_samples, n_classes)
             Probabilities in the order of ``classes_``.
         """
-        return class_probabilities(self._decision(X))
+        calibration = self._pairwise_calibration()
+        F = self._decision(X)
+        return class_probabilities(F) if calibration is None else calibration.probabilities(F)
 
     def predict(self, X: Any) -> np.ndarray:
-        """Most probable class.
+        """The most probable class (the largest ``decision_function``).
 
         Parameters
         ----------
@@ -327,5 +349,8 @@ class LogitClassifierMixin:
         labels : ndarray of shape (n_samples,)
             Predicted class labels.
         """
-        F = self._decision(X)
-        return self.classes_[predicted_classes(F)]
+        if self._pairwise_calibration() is None:
+            classes = predicted_classes(self._decision(X))
+        else:
+            classes = np.argmax(self.predict_proba(X), axis=1)
+        return self.classes_[classes]

@@ -57,11 +57,17 @@ def check_fit_kernel(K: np.ndarray, X: Any, kernel: KernelSpec) -> None:
             "float64; scale the kernel (or the features it is computed from)."
         )
     size = "beyond float64" if not np.isfinite(largest) else f"of {largest:.1e}"
+    features = f"features up to {float(abs(X).max()):.1e} in magnitude"
+    if kernel in ("rbf", "laplacian"):  # bounded: the distances (or their scale) overflowed
+        raise ValueError(
+            f"The {kernel} kernel matrix is not finite ({features}: their distances overflow "
+            "float64). Scale the features (e.g. sklearn.preprocessing.StandardScaler or "
+            "RobustScaler)."
+        )
     raise ValueError(
-        f"The {kernel} kernel matrix has entries {size} (features up to "
-        f"{float(abs(X).max()):.1e} in magnitude): sums of their products overflow float64. "
-        "Scale the features (e.g. sklearn.preprocessing.StandardScaler or RobustScaler) or use "
-        "a bounded kernel such as 'rbf'."
+        f"The {kernel} kernel matrix has entries {size} ({features}): sums of their products "
+        "overflow float64. Scale the features (e.g. sklearn.preprocessing.StandardScaler or "
+        "RobustScaler) or use a bounded kernel such as 'rbf'."
     )
 
 

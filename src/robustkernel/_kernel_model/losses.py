@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit, logsumexp, softmax
 
+from .pairwise import ovr_decision, pair_signs
+
 
 def class_indices(Y: np.ndarray) -> np.ndarray:
     """Class index of every row of encoded labels: a {0, 1} column (binary) or one-hot rows."""
@@ -70,6 +72,14 @@ class Loss:
     def target_scale(self, Y: np.ndarray) -> float:
         """The factor s a fit divides the targets by (and multiplies the model by): 1 here."""
         return 1.0
+
+    def n_outputs(self, Y: np.ndarray) -> int:
+        """The number of model outputs (columns of F) for the encoded targets ``Y``."""
+        return Y.shape[1]
+
+    def predicted_classes(self, F: np.ndarray) -> np.ndarray:
+        """Class index of every row of outputs F (classification losses)."""
+        return predicted_classes(F)
 
     def best_intercept(
         self, Kw: np.ndarray, Y: np.ndarray, b: np.ndarray, max_iter: int = 50
@@ -190,6 +200,46 @@ class SoftmaxLoss(Loss):
         total = E.sum(axis=1)
         loss = np.log(total) - np.sum(shifted * Y, axis=1)
         return loss, E / total[:, None] - Y
+
+
+@dataclass(frozen=True)
+class HingeLoss(Loss):
+    """The hinge loss max(0, 1 - s f) (``squared``: its square) of a support vector machine
+    per pair of classes, one-vs-one as libsvm: F has one column per pair (a, b), a < b
+    (:mod:`.pairwise`), s = +1 for rows of class b, -1 for rows of class a; a row's loss sums
+    over the K - 1 pairs of its class. Y is encoded as for the log losses ({0, 1} column or
+    one-hot rows). The hinge loss has no gradient where s f = 1: ``gradient`` is a subgradient,
+    and only the subset fitters that solve it exactly (libsvm, liblinear) fit it; the squared
+    hinge is smooth (curvature 2)."""
+
+    name: str = "hinge"
+    squared: bool = False
+
+    @classmethod
+    def named(cls, name: str) -> HingeLoss:
+        """The loss of scikit-learn's name: "hinge" or "squared_hinge"."""
+        squared = name == "squared_hinge"
+        return cls(name=name, curvature=2.0 if squared else 0.0, squared=squared)
+
+    def n_outputs(self, Y: np.ndarray) -> int:
+        K = max(Y.shape[1], 2)
+        return K * (K - 1) // 2
+
+    def _margins(self, F: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """max(0, 1 - s f) per pair (0 for pairs the row is not in), and the signs s."""
+        signs = pair_signs(class_indices(Y), max(Y.shape[1], 2))
+        return np.maximum(0.0, 1.0 - signs * F) * (signs != 0), signs
+
+    def loss(self, F: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        margins = self._margins(F, Y)[0]
+        return np.sum(margins**2 if self.squared else margins, axis=1)
+
+    def gradient(self, F: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        margins, signs = self._margins(F, Y)
+        return -2.0 * signs * margins if self.squared else -signs * (margins > 0)
+
+    def predicted_classes(self, F: np.ndarray) -> np.ndarray:
+        return np.argmax(ovr_decision(F), axis=1)
 
 
 @dataclass(frozen=True)

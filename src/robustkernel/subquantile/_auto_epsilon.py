@@ -56,9 +56,9 @@ from scipy.linalg import cho_factor, cho_solve, cholesky, solve_triangular
 from scipy.linalg.lapack import dpotri
 from scipy.stats import chi2
 
-from .._kernel_model.losses import LinkSquaredLoss
+from .._kernel_model.losses import LinkSquaredLoss, class_indices
 from .._memory import row_chunks
-from ._folds import out_of_fold_outputs
+from ._folds import fold_probabilities, out_of_fold_outputs
 from ._groups import deletable_groups
 from ._objective import Evaluation, FeatureProblem, Problem
 
@@ -288,4 +288,6 @@ def classification_flags(problem: Problem | FeatureProblem, evaluation: Evaluati
     """Rows whose observed label gets probability below ``CLASSIFICATION_PROBABILITY`` out of
     fold: from the model at the problem's alpha fitted on the kept rows of the other folds."""
     outputs = out_of_fold_outputs(problem, evaluation.mask, [problem.alpha])[0]
-    return problem.loss.loss(outputs, problem.Y) > -np.log(CLASSIFICATION_PROBABILITY)
+    labels = class_indices(problem.Y)
+    P = fold_probabilities(problem.loss, outputs, labels, evaluation.mask.astype(float))[0]
+    return P[np.arange(labels.size), labels] < CLASSIFICATION_PROBABILITY

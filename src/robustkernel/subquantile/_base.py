@@ -181,13 +181,17 @@ class BaseSubquantile(KernelModel):
         loss under the fitted model.
         """
         for stale in ("X_fit_", "dual_coef_", "feature_map_", "coef_", "hyperparameter_scores_",
-                      "kernel_", "degree_", "coef0_", "feature_center_", "feature_scale_"):
+                      "kernel_", "degree_", "coef0_", "feature_center_", "feature_scale_",
+                      "loss_", "probA_", "probB_"):
             self.__dict__.pop(stale, None)
         if result.feature_scaling is not None:  # before the rows left out are scored
             self.feature_center_ = result.feature_scaling.center
             self.feature_scale_ = result.feature_scaling.scale
         if result.classes is not None:
             self.classes_ = result.classes
+            self.loss_ = result.loss or "log"  # a Dask fit: the log loss
+        if result.calibration is not None:
+            self.probA_, self.probB_ = result.calibration.A, result.calibration.B
         if result.n_features_in is not None:
             self.n_features_in_ = result.n_features_in
         self._single_output = result.single_output

@@ -10,9 +10,10 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import StrOptions
 
 from .._kernel_model.estimator import KernelRegressorMixin, LogitClassifierMixin
-from .._kernel_model.losses import LINKS
+from .._kernel_model.losses import LINKS, HingeLoss
+from .._kernel_model.pairwise import PairwisePlatt
 from ._base import BaseSubquantile
-from ._tasks import CLASSIFICATION, REGRESSION, link_of
+from ._tasks import CLASSIFICATION, HINGE_LOSSES, REGRESSION, link_of
 
 
 class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
@@ -605,14 +606,38 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         "precomputed"; only with a given epsilon, alpha and gamma and refine=None (not with
         ``n_components``). The fitted attributes are NumPy arrays and prediction runs in
         NumPy.
+    loss : {"auto", "log", "hinge", "squared_hinge"}, default="auto"
+        The per-row loss (scikit-learn's names). "log": the binary or softmax cross-entropy of
+        the papers. "hinge": a support vector machine per pair of classes, one-vs-one as
+        libsvm (two classes: one SVM); the subquantile keeps the rows of smallest hinge loss
+        summed over their class's pairs, so SubQ with it is a trimmed SVM. Each pair is
+        solved exactly on the kept rows by libsvm (:class:`sklearn.svm.SVC` on the kernel
+        matrix, C = 1 / (2 alpha)) or, with features, by liblinear
+        (:class:`sklearn.svm.LinearSVC`); alpha "auto" searches C = 0.1, 1, 10, 100 and gamma
+        1/4 ... 4 times the "scale" gamma. ``predict_proba`` maps each pair's output through
+        Platt's sigmoid fitted on out-of-fold outputs of the kept rows and couples the pairs
+        (Wu, Lin & Weng 2004, as libsvm); ``predict`` is its most probable class.
+        "squared_hinge": the squared hinge per pair, fitted by L-BFGS. "auto" with epsilon,
+        alpha and gamma "auto": both the hinge and the log loss run the label-noise fit and
+        the hinge loss is kept unless the log loss's out-of-fold error on the rows both keep
+        is lower by more than one standard error; otherwise "auto" is the log loss (a given
+        alpha is a penalty of the log loss; the papers' estimator). The hinge losses fit in
+        memory with the "alternating" solver, without ``radius`` or ``device``.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels.
+    loss_ : str
+        The loss fitted: "log", "hinge" or "squared_hinge" (the choice of loss="auto").
+    probA_, probB_ : ndarray of shape (n_pairs,)
+        The hinge losses only: Platt's sigmoid of each pair's output f,
+        P(second class | pair) = 1 / (1 + exp(A f + B)), pairs in libsvm's order (0, 1),
+        (0, 2), ..., (1, 2), ...
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
         Coefficients w of :math:`f(x) = \sum_j w_j \kappa(x_j, x) + b` (exact model,
-        n_components=None).
+        n_components=None); one output per class (log loss, more than two classes) or per
+        pair of classes (hinge losses), one for two classes.
     n_components_ : int or None
         The features the fit used: ``n_components`` with "auto" resolved (None: the exact
         kernel model).
@@ -751,6 +776,77 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
     """
 
     _task = CLASSIFICATION
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **BaseSubquantile._parameter_constraints,
+        "loss": [StrOptions({"auto", "log", *HINGE_LOSSES})],
+    }
+
+    def __init__(
+        self,
+        epsilon: float | str = "auto",
+        *,
+        alpha: float | str = "auto",
+        kernel: str | Any = "rbf",
+        gamma: float | str | None = "auto",
+        degree: float = 3,
+        coef0: float = 1,
+        kernel_params: dict[str, Any] | None = None,
+        n_components: int | str | None = "auto",
+        approximation: str = "nystroem",
+        dtype: str | type = "float64",
+        fit_intercept: bool = True,
+        solver: str = "alternating",
+        max_iter: int | None = None,
+        tol: float = 1e-6,
+        init: str | np.ndarray = "erm",
+        n_init: int = 1,
+        init_size: int = 20,
+        radius: float | None = None,
+        refine: str | None = "reject",
+        smoothing: float | None = None,
+        momentum: float = 0.9,
+        line_search: bool = False,
+        n_iter_no_change: int = 5,
+        random_state: int | np.random.RandomState | None = None,
+        verbose: int = 0,
+        device: str | None = None,
+        loss: str = "auto",
+    ) -> None:
+        super().__init__(
+            epsilon,
+            alpha=alpha,
+            kernel=kernel,
+            gamma=gamma,
+            degree=degree,
+            coef0=coef0,
+            kernel_params=kernel_params,
+            n_components=n_components,
+            approximation=approximation,
+            dtype=dtype,
+            fit_intercept=fit_intercept,
+            solver=solver,
+            max_iter=max_iter,
+            tol=tol,
+            init=init,
+            n_init=n_init,
+            init_size=init_size,
+            radius=radius,
+            refine=refine,
+            smoothing=smoothing,
+            momentum=momentum,
+            line_search=line_search,
+            n_iter_no_change=n_iter_no_change,
+            random_state=random_state,
+            verbose=verbose,
+            device=device,
+        )
+        self.loss = loss
+
+    def _pairwise_calibration(self) -> PairwisePlatt | None:
+        """Platt's sigmoids of the pairs where the hinge losses were fitted, else None."""
+        if getattr(self, "loss_", "log") == "log":
+            return None
+        return PairwisePlatt(np.atleast_1d(self.probA_), np.atleast_1d(self.probB_))
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> SubquantileKernelClassifier:
         """Fit the classifier; rows outside the final subquantile are flagged.
@@ -782,9 +878,14 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         return super().fit(X, y, sample_weight)
 
     def _row_losses(self, X: Any, y: np.ndarray) -> np.ndarray:
-        proba = self.predict_proba(X)
         position = np.searchsorted(self.classes_, y).clip(0, self.classes_.size - 1)
         known = self.classes_[position] == y
+        if self.loss_ != "log":  # the hinge losses of the pairs
+            one_hot = np.eye(max(self.classes_.size, 2))[position]
+            Y = one_hot[:, 1:] if self.classes_.size == 2 else one_hot
+            losses = HingeLoss.named(self.loss_).loss(self._decision(X), Y)
+            return np.where(known, losses, np.inf)
+        proba = self.predict_proba(X)
         with np.errstate(divide="ignore"):
             return np.where(known, -np.log(proba[np.arange(y.shape[0]), position]), np.inf)
 

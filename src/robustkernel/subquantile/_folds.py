@@ -13,9 +13,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._kernel_model.losses import class_indices
+from .._kernel_model.losses import HingeLoss, Loss, class_indices, class_probabilities
+from .._kernel_model.pairwise import PairwisePlatt
 from ._objective import FeatureProblem, Problem
-from ._refits import LbfgsSubsetFitter
+from ._refits import classifier_fitter
 
 FOLDS = 3
 # L-BFGS tolerance on the mean loss of the fold fits. At 1e-4 (LogisticRegression's) the
@@ -25,12 +26,17 @@ FOLDS = 3
 FOLD_TOL = 1e-5
 
 
-def stratified_folds(labels: np.ndarray, n_folds: int = FOLDS) -> np.ndarray:
-    """Fold of every row: the rows of each label dealt in turn to folds 0, 1, ..., n_folds - 1."""
+def stratified_folds(
+    labels: np.ndarray, n_folds: int = FOLDS, seed: int | None = None
+) -> np.ndarray:
+    """Fold of every row: the rows of each label dealt in turn to folds 0, 1, ..., n_folds - 1
+    (in row order, or in an order drawn from ``seed``)."""
     folds = np.empty(labels.size, dtype=int)
+    rng = None if seed is None else np.random.default_rng(seed)
     for label in np.unique(labels):
         rows = np.flatnonzero(labels == label)
-        folds[rows] = np.arange(rows.size) % n_folds
+        turns = np.arange(rows.size) if rng is None else rng.permutation(rows.size)
+        folds[rows] = turns % n_folds
     return folds
 
 
@@ -39,27 +45,43 @@ def out_of_fold_outputs(
     kept: np.ndarray,
     alphas: Sequence[float],
     n_folds: int = FOLDS,
+    seed: int | None = None,
 ) -> np.ndarray:
-    """Outputs F (logits) of every row under the model fitted at each alpha on the kept rows
-    of the other folds; shape (len(alphas), n_samples, n_outputs).
+    """Outputs F (logits, or the hinge losses' outputs per pair of classes) of every row under
+    the model fitted at each alpha on the kept rows of the other folds; shape (len(alphas),
+    n_samples, n_outputs).
 
     Per fold the alphas run from the largest down, each fit warm-started at the previous one.
     A fold whose other folds keep no row predicts 0 (no evidence). The problem's own alpha and
-    radius are not used.
+    radius are not used. ``seed``: the folds dealt in a random order drawn from it
+    (:func:`stratified_folds`).
     """
     Y = problem.Y
-    folds = stratified_folds(class_indices(Y), n_folds)
-    outputs = np.zeros((len(alphas), *Y.shape))
+    folds = stratified_folds(class_indices(Y), n_folds, seed)
+    outputs = np.zeros((len(alphas), Y.shape[0], problem.n_outputs))
     for fold in range(n_folds):
         held_out = np.flatnonzero(folds == fold)
         fitted_rows = np.flatnonzero(kept & (folds != fold))
         if fitted_rows.size == 0:
             continue
-        fitter = LbfgsSubsetFitter(problem.restricted(fitted_rows), tol=FOLD_TOL)
+        fitter = classifier_fitter(problem.restricted(fitted_rows), tol=FOLD_TOL)
         every_row = np.ones(fitted_rows.size, dtype=bool)
-        w = np.zeros((fitter.problem.n_coefficients, Y.shape[1]))
-        b = np.zeros(Y.shape[1])
+        w = np.zeros((fitter.problem.n_coefficients, problem.n_outputs))
+        b = np.zeros(problem.n_outputs)
         for position in np.argsort(alphas)[::-1]:
             w, b = fitter.fit(every_row, w, b, alphas[position])
             outputs[position, held_out] = problem.predict_rows(held_out, fitted_rows, w) + b
     return outputs
+
+
+def fold_probabilities(
+    loss: Loss, outputs: np.ndarray, labels: np.ndarray, weights: np.ndarray
+) -> tuple[np.ndarray, PairwisePlatt | None]:
+    """Class probabilities (n_samples, K) of out-of-fold outputs, and their calibration: the
+    sigmoid or softmax of logits (None), or for the hinge losses Platt's sigmoid of every pair
+    fitted on these outputs of the rows of positive ``weights``, the pairs coupled
+    (:class:`.._kernel_model.pairwise.PairwisePlatt`)."""
+    if not isinstance(loss, HingeLoss):
+        return class_probabilities(outputs), None
+    calibration = PairwisePlatt.fit(outputs, labels, weights)
+    return calibration.probabilities(outputs), calibration

@@ -43,17 +43,17 @@ from .._kernel_model.kernels import (
     non_finite_error,
 )
 from .._kernel_model.losses import (
+    HingeLoss,
     LinkSquaredLoss,
     SquaredLoss,
     class_indices,
-    class_probabilities,
     power_of_two_below,
-    predicted_classes,
 )
+from .._kernel_model.pairwise import PairwisePlatt
 from .._memory import row_chunks
 from . import _auto_epsilon, _hyperparameters, _label_noise
 from ._features import fit_feature_map, predict_in_chunks, transform_in_chunks
-from ._folds import out_of_fold_outputs
+from ._folds import fold_probabilities, out_of_fold_outputs
 from ._high_breakdown import (
     START_MATRICES,
     Start,
@@ -63,7 +63,7 @@ from ._high_breakdown import (
 )
 from ._objective import ClassFloors, FeatureProblem, Problem, subquantile
 from ._refine import BIWEIGHT_C, Refinement, biweight_refinement, drop_implausible
-from ._refits import SubsetFit
+from ._refits import SubsetFit, SvmSubsetFitter
 from ._result import FitResult
 from ._settings import FitSettings, unsupported
 from ._solvers import SolverResult, fit_rows, initial_coefficients
@@ -101,6 +101,11 @@ class Stage:
     gamma: float | None
     scores: np.ndarray | None
     epsilon: float  # the fraction of the rows (of their weight) trimmed
+    # the hinge losses: Platt's sigmoids of the pairs (None: computed by ``_result``)
+    calibration: PairwisePlatt | None = None
+    # the label-noise route: the out-of-fold outputs of the chosen model, fold fits on the kept
+    # rows (what loss="auto" compares)
+    fold_outputs: np.ndarray | None = None
 
     @property
     def kept(self) -> np.ndarray:
@@ -183,7 +188,7 @@ class InMemoryFit:
         if choices > 1 and self._chooses_on_subsample():
             return self._result(self._fit_choosing_on_subsample(candidates))
         if self.settings.is_auto("epsilon") and self.task.classifier:
-            return self._result(self._fit_label_noise(candidates))
+            return self._result(self._label_noise_stage(candidates))
         if self.settings.is_auto("epsilon") and self.task.reselects and choices > 1:
             # alpha and gamma chosen at the starting trim first estimate epsilon; then they
             # are chosen again, and the model fitted, at that estimate (a 40% trim chooses for
@@ -508,7 +513,47 @@ class InMemoryFit:
             )
         return replace(stage, scores=scores)
 
-    def _fit_label_noise(self, candidates: Candidates) -> Stage:
+    def _label_noise_stage(self, candidates: Candidates) -> Stage:
+        """The label-noise route (:meth:`_fit_label_noise`) with the given loss; with
+        loss="auto" (and alpha and gamma "auto": a given alpha is a penalty of the log loss,
+        which then fits), with the hinge loss (its square with features) and with the log loss,
+        the log loss's fit returned only where its out-of-fold error on the rows both keep is
+        below the hinge loss's by more than one standard error
+        (:func:`._label_noise.log_loss_wins`)."""
+        settings = self.settings
+        automatic = all(settings.is_auto(name) for name in ("alpha", "gamma"))
+        if settings.params.get("loss") != "auto" or not automatic:
+            return self._fit_label_noise(candidates)
+        # the hinge by libsvm on the kernel matrix; on features its square by L-BFGS (libsvm's
+        # linear kernel costs O(n^2) per pair, liblinear's hinge did not converge)
+        name = "hinge" if settings.n_components is None else "squared_hinge"
+        hinge_fit = InMemoryFit(
+            self.settings,
+            self.task,
+            self.X,
+            replace(self.target, loss=HingeLoss.named(name)),
+            self.check_memory,
+            self.sample_weight,
+            self.map_rows,
+        )
+        hinge = hinge_fit._fit_label_noise(hinge_fit._candidates())
+        if hinge.fold_outputs is None:  # no evidence about the labels: nothing to compare
+            return hinge
+        log = self._fit_label_noise(candidates, warn=False)
+        if log.fold_outputs is None:  # the log loss finds no evidence where the hinge did
+            return hinge
+        labels = class_indices(self.Y)
+        both = hinge.kept & log.kept
+        wrong = [
+            stage.problem.loss.predicted_classes(stage.fold_outputs)[both] != labels[both]
+            for stage in (log, hinge)
+        ]
+        weights = np.ones(int(both.sum())) if self.sample_weight is None else (
+            self.sample_weight[both]
+        )
+        return log if _label_noise.log_loss_wins(*wrong, weights) else hinge
+
+    def _fit_label_noise(self, candidates: Candidates, warn: bool = True) -> Stage:
         """Classifier, epsilon, alpha and gamma "auto": confident learning, then the model.
 
         1. Every (gamma, alpha) is scored by its out-of-fold error against the given labels
@@ -523,6 +568,11 @@ class InMemoryFit:
            flipped labels more clearly).
         4. alpha and gamma are chosen again with the flagged rows out of the fold fits and of
            the score, and the model is fitted once on the unflagged rows.
+
+        The hinge losses' probabilities are Platt's sigmoids of the pairs' out-of-fold outputs,
+        coupled (:func:`._folds.fold_probabilities`); those of the final choice calibrate the
+        model's ``predict_proba``. Where the labels are unpredictable nothing is flagged, with
+        a warning (``warn``), and the stage has no ``fold_outputs``.
         """
         n = self.X.shape[0]
         labels = class_indices(self.Y)
@@ -534,10 +584,17 @@ class InMemoryFit:
         first = self._out_of_fold_choice(candidates, every_row, labels, weights)
         outputs, kept = first.outputs, every_row
         chance, margin = _label_noise.chance_level(labels, weights)
-        if first.error >= chance - margin:
+        # the least error of the grid is biased low (the least of many noisy errors); the
+        # chosen pair's error on folds dealt anew is not
+        fresh = out_of_fold_outputs(
+            first.problem, every_row, [first.alpha], seed=_label_noise.CHANCE_FOLDS_SEED
+        )[0]
+        error = weights @ (self.target.loss.predicted_classes(fresh) != labels) / weights.sum()
+        at_chance = error >= chance - margin
+        if at_chance and warn:
             warnings.warn(
                 f"{self.settings.estimator}: the out-of-fold error of the best model "
-                f"({first.error:.3f}) is not below the error of predicting the most frequent "
+                f"({error:.3f}) is not below the error of predicting the most frequent "
                 f"class ({chance:.3f}) by {_label_noise.CHANCE_STANDARD_ERRORS:g} standard "
                 f"errors ({margin:.3f}): the features "
                 "carry no evidence about the labels that these rows can show, so no label is "
@@ -545,13 +602,11 @@ class InMemoryFit:
                 UserWarning,
                 stacklevel=2,
             )
-            rounds = 0
-        else:
-            rounds = _label_noise.ROUNDS
+        rounds = 0 if at_chance else _label_noise.ROUNDS
         for round_ in range(rounds):
             if round_:
                 outputs = out_of_fold_outputs(first.problem, kept, [first.alpha])[0]
-            P = class_probabilities(outputs)
+            P = fold_probabilities(self.target.loss, outputs, labels, weights * kept)[0]
             given = P[np.arange(n), labels]
             flagged = _label_noise.label_issues(P, labels, weights)
             flagged = floors.protect(every_row, flagged, -given)
@@ -567,7 +622,13 @@ class InMemoryFit:
         stage = self._refit_on_rows(
             problem, feature_map, kept, best.alpha, best.gamma, refine=False
         )
-        return replace(stage, scores=best.scores if best.scores.size > 1 else None)
+        calibration = fold_probabilities(self.target.loss, best.outputs, labels, weights * kept)[1]
+        return replace(
+            stage,
+            scores=best.scores if best.scores.size > 1 else None,
+            calibration=calibration,
+            fold_outputs=None if at_chance else best.outputs,
+        )
 
     def _out_of_fold_choice(
         self, candidates: Candidates, kept: np.ndarray, labels: np.ndarray, weights: np.ndarray
@@ -582,7 +643,8 @@ class InMemoryFit:
         for row, gamma in enumerate(gammas):
             problem = self._build_problem(alphas[0], gamma, 0.0)[0]
             outputs.append(out_of_fold_outputs(problem, kept, alphas))
-            wrong = (np.array([predicted_classes(F) for F in outputs[-1]]) != labels) & kept
+            predicted = np.array([self.target.loss.predicted_classes(F) for F in outputs[-1]])
+            wrong = (predicted != labels) & kept
             scores[row] = wrong @ weights / (weights @ kept)
             if held is None or scores[row].min() < scores[:row].min():
                 held = problem  # at most two problems alive: the best so far and this one
@@ -697,12 +759,13 @@ class InMemoryFit:
     def _candidates(self) -> Candidates:
         """The alphas and gammas to choose from: the task's grids where "auto", else one."""
         settings, task = self.settings, self.task
-        alphas = list(task.alpha_grid) if settings.is_auto("alpha") else [float(settings.alpha)]
+        alpha_grid, gamma_factors = task.grids(self.target.loss)
+        alphas = list(alpha_grid) if settings.is_auto("alpha") else [float(settings.alpha)]
         if not settings.is_auto("gamma"):
             return alphas, [settings.gamma]
         if settings.kernel == "precomputed" or not _hyperparameters.takes_gamma(settings.kernel):
             return alphas, [None]
-        return alphas, [factor * self._gamma_scale() for factor in task.gamma_factors]
+        return alphas, [factor * self._gamma_scale() for factor in gamma_factors]
 
     def _hyperparameters(
         self, epsilon: float | str, candidates: Candidates, estimated: np.ndarray | None
@@ -769,6 +832,9 @@ class InMemoryFit:
                 self.check_memory(X.shape[0])
                 K = compute_kernel(X, None, settings.kernel, params)
                 check_fit_kernel(K, X, settings.kernel)
+                given = settings.kernel == "precomputed" or not isinstance(settings.kernel, str)
+                if given and SvmSubsetFitter.fits(self.target.loss):
+                    SvmSubsetFitter.check_kernel(K)  # the L-BFGS fitter factorizes K anyway
                 common["alpha"] = resolvable_alpha(alpha, float(np.trace(K)))
             else:
                 K = load_torch_backend().DeviceKernel.compute(
@@ -987,7 +1053,27 @@ class InMemoryFit:
             alpha=stage.alpha,
             gamma=stage.gamma,
             hyperparameter_scores=stage.scores,
+            loss=self._loss_name(problem),
+            calibration=self._calibration(stage),
         )
+
+    def _loss_name(self, problem: Problem | FeatureProblem) -> str | None:
+        """The classifier's loss as ``loss_`` reports it (None for a regression)."""
+        if not self.task.classifier:
+            return None
+        return problem.loss.name if isinstance(problem.loss, HingeLoss) else "log"
+
+    def _calibration(self, stage: Stage) -> PairwisePlatt | None:
+        """The hinge losses' Platt sigmoids: the stage's, or fitted on the out-of-fold outputs
+        of the model at its alpha, fold fits on its kept rows (a fit at a given epsilon)."""
+        problem = stage.problem
+        if not isinstance(problem.loss, HingeLoss) or stage.calibration is not None:
+            return stage.calibration
+        kept = stage.kept.astype(float)
+        if self.sample_weight is not None:
+            kept *= self.sample_weight
+        outputs = out_of_fold_outputs(problem, stage.kept, [problem.alpha])[0]
+        return fold_probabilities(problem.loss, outputs, class_indices(problem.Y), kept)[1]
 
 
 def fit_in_memory(
@@ -1116,6 +1202,9 @@ def _fit_rows(
         weighted = weighted.replace(
             epsilon=min(trimmed, _auto_epsilon.MAX_EPSILON), alpha=alpha, gamma=chosen.gamma
         )
+        if chosen.loss is not None and "loss" in settings.params:  # loss="auto": its choice
+            weighted = weighted.replace(loss=chosen.loss)
+            target = task.encode(y, weighted.params, settings.estimator)
         if chosen.kernel is not None:  # kernel="auto"
             weighted = weighted.replace(
                 kernel=chosen.kernel,

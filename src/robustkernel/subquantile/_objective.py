@@ -201,7 +201,8 @@ class _Objective:
 
     @property
     def n_outputs(self) -> int:
-        return self.Y.shape[1]
+        """Columns of F: one per target column, or per pair of classes (hinge losses)."""
+        return self.loss.n_outputs(self.Y)
 
     @property
     def n_coefficients(self) -> int:

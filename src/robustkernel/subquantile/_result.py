@@ -44,3 +44,5 @@ class FitResult:
     feature_scaling: Any = None  # kernel="auto": the ``FeatureScaling`` X_fit is in; None: none
     n_features_in: int | None = None  # set where no scikit-learn validation ran (Dask)
     rows: np.ndarray | None = None
+    loss: str | None = None  # classifiers: the loss fitted ("log", "hinge", "squared_hinge")
+    calibration: Any = None  # the hinge losses: the pairs' ``PairwisePlatt``

@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ._solvers import SOLVERS, Solver, SolverOptions
-from ._tasks import Task, link_of
+from ._tasks import HINGE_LOSSES, Task, link_of
 
 InputKind = Literal["array", "weighted", "dask"]
 INPUT_NAMES: dict[str, str] = {
@@ -100,6 +100,10 @@ BACKEND_SUPPORT: dict[str, dict[str, Allowed]] = {
         "line_search": _one_of(False),
         "device": _one_of(None),
         "link": _one_of("identity"),
+        "loss": Allowed(
+            lambda value, params, task: value in ("auto", "log"),
+            "'auto' or 'log' (the hinge losses fit in memory; 'auto' is the log loss on Dask)",
+        ),
     },
 }
 """Per input kind: the parameters it restricts and the values it supports."""
@@ -277,3 +281,31 @@ def _check_combinations(
             )
     if _is_auto(params["kernel"]):
         _check_automatic_kernel(params, task, estimator)
+    if params.get("loss") in HINGE_LOSSES:
+        _check_hinge(params)
+
+
+def _check_hinge(params: Mapping[str, Any]) -> None:
+    """The hinge losses fit by libsvm / liblinear (hinge) or L-BFGS (squared hinge) on the
+    kept rows: the alternating solver, on the CPU, without the norm ball; libsvm always fits
+    an intercept."""
+    loss = params["loss"]
+    refused = {
+        name: params[name]
+        for name, supported in (
+            ("solver", params["solver"] == "alternating"),
+            ("device", params["device"] is None),
+            ("radius", params["radius"] is None),
+            ("fit_intercept", params["fit_intercept"] or loss == "squared_hinge"),
+        )
+        if not supported
+    }
+    if refused:
+        given = ", ".join(f"{name}={value!r}" for name, value in refused.items())
+        raise ValueError(
+            f"loss={loss!r} fits a support vector machine per pair of classes on the kept "
+            "rows with the 'alternating' solver, on the CPU, without radius"
+            + (" and with fit_intercept=True (libsvm's intercept)" if loss == "hinge" else "")
+            + f": {given} is not available with it. Use loss='log' for the papers' solvers "
+            "and options."
+        )

@@ -10,13 +10,13 @@ estimator classes only name their task (``_task``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from .._kernel_model.estimator import EncodedTarget, encode_target
-from .._kernel_model.losses import LINKS, Link, LinkSquaredLoss
+from .._kernel_model.losses import LINKS, HingeLoss, Link, LinkSquaredLoss, Loss
 from ._auto_epsilon import (
     classification_flags,
     regression_flags,
@@ -30,10 +30,20 @@ from ._hyperparameters import (
     CLASSIFIER_GAMMA_FACTORS,
     CLASSIFIER_START_ALPHA,
     GAMMA_FACTORS,
+    HINGE_ALPHAS,
+    HINGE_GAMMA_FACTORS,
     START_ALPHA,
 )
 from ._objective import Evaluation, FeatureProblem, Problem
-from ._refits import FeatureRidgeSubsetFitter, LbfgsSubsetFitter, RidgeSubsetFitter
+from ._refits import (
+    FeatureRidgeSubsetFitter,
+    LbfgsSubsetFitter,
+    RidgeSubsetFitter,
+    SvmSubsetFitter,
+)
+
+HINGE_LOSSES = ("hinge", "squared_hinge")
+"""The classifier's losses of a support vector machine (scikit-learn's names)."""
 
 RowRule = Callable[[Problem | FeatureProblem, Evaluation], np.ndarray]
 """``rule(problem, evaluation)``: a boolean (or per-row) array over the problem's rows."""
@@ -84,9 +94,19 @@ class Task:
     start_alpha: float
     reselects: bool
 
+    def grids(self, loss: Loss) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """The alpha grid and the gamma factors of alpha / gamma "auto" for ``loss``."""
+        if isinstance(loss, HingeLoss):
+            return HINGE_ALPHAS, HINGE_GAMMA_FACTORS
+        return self.alpha_grid, self.gamma_factors
+
     def encode(self, y: np.ndarray, params: Mapping[str, Any], estimator: str) -> EncodedTarget:
-        """The encoded targets and their loss; through the link where ``params`` has one."""
+        """The encoded targets and their loss; through the link where ``params`` has one, the
+        hinge losses where ``params`` names one (the classifier's ``loss``; "auto" and "log":
+        the log loss, which the fit of loss="auto" compares with the hinge loss)."""
         target = encode_target(y, self.classifier, estimator)
+        if params.get("loss") in HINGE_LOSSES:
+            return replace(target, loss=HingeLoss.named(params["loss"]))
         link = link_of(params.get("link", "identity"))
         if link.name == "identity":
             return target
@@ -98,6 +118,8 @@ class Task:
         link: no closed form)."""
         if isinstance(problem.loss, LinkSquaredLoss):
             return LbfgsSubsetFitter
+        if SvmSubsetFitter.fits(problem.loss):
+            return SvmSubsetFitter
         return self.feature_fitter if isinstance(problem, FeatureProblem) else self.exact_fitter
 
 

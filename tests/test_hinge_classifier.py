@@ -1,0 +1,249 @@
+"""The classifier's hinge losses (a trimmed SVM): against libsvm itself, Platt's sigmoid and
+pairwise coupling computed independently, repeated rows, and hostile input."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from sklearn.base import clone
+from sklearn.datasets import load_iris, make_blobs
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.svm import SVC
+
+from robustkernel import SubquantileKernelClassifier
+from robustkernel._kernel_model.losses import HingeLoss
+from robustkernel._kernel_model.pairwise import PairwisePlatt, coupled, ovr_decision
+from robustkernel.subquantile._label_noise import log_loss_wins
+
+hypothesis = pytest.importorskip("hypothesis", reason="property tests need hypothesis")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+GIVEN = {"alpha": 0.05, "gamma": 0.5, "refine": None}  # C = 1 / (2 alpha) = 10
+
+
+def blobs(n: int = 90, centers: int = 3, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    return make_blobs(n, centers=centers, cluster_std=1.5, random_state=seed)
+
+
+@pytest.mark.parametrize("centers", [2, 3, 4])
+def test_the_ordinary_fit_is_libsvms(centers):
+    """epsilon=0: every pair's SVM is SVC's (C = 1 / (2 alpha), the same gamma), so the
+    outputs equal SVC's one-vs-one decision values (ours are positive for the second class of
+    a pair; SVC's for the first, except with two classes) and the per-class votes SVC's "ovr"
+    decision."""
+    X, y = blobs(centers=centers)
+    model = SubquantileKernelClassifier(0.0, loss="hinge", **GIVEN).fit(X, y)
+    svc = SVC(C=10.0, gamma=0.5, decision_function_shape="ovo").fit(X, y)
+    X_test = np.random.default_rng(1).normal(scale=4.0, size=(50, 2))
+    ovo = svc.decision_function(X_test).reshape(50, -1)
+    sign = 1.0 if centers == 2 else -1.0
+    np.testing.assert_allclose(model._decision(X_test), sign * ovo, atol=1e-6)
+    svc.set_params(decision_function_shape="ovr")
+    if centers > 2:
+        np.testing.assert_allclose(
+            ovr_decision(model._decision(X_test)), svc.decision_function(X_test), atol=1e-6
+        )
+    assert model.loss_ == "hinge" and model.inlier_mask_.all()
+
+
+def test_a_trimmed_fit_is_the_svm_of_its_kept_rows_and_keeps_its_smallest_losses():
+    """At a given epsilon the fit is a fixed point: the SVM refitted on the kept rows is the
+    model, and no dropped row has a smaller hinge loss than the largest kept one of its class
+    beyond the class floors (checked against SVC and the loss written out by hand)."""
+    X, y = make_blobs(120, centers=2, cluster_std=1.0, random_state=3)
+    wrong = np.arange(0, 120, 8)
+    y[wrong] = 1 - y[wrong]
+    model = SubquantileKernelClassifier(0.15, loss="hinge", **GIVEN).fit(X, y)
+    kept = model.inlier_mask_
+    assert kept.sum() == np.ceil(0.85 * 120)
+    svc = SVC(C=10.0, gamma=0.5).fit(X[kept], y[kept])
+    np.testing.assert_allclose(model._decision(X)[:, 0], svc.decision_function(X), atol=1e-6)
+    losses = np.maximum(0.0, 1.0 - np.where(y == 1, 1.0, -1.0) * svc.decision_function(X))
+    assert losses[~kept].min() >= losses[kept].max() - 1e-6
+    assert np.isin(wrong, np.flatnonzero(~kept)).mean() >= 0.9
+
+
+def test_platt_is_the_cross_entropy_fit_of_smoothed_targets():
+    """Platt's (A, B) against scikit-learn's unpenalized logistic regression on the same
+    smoothed targets (each row twice, weighted t and 1 - t)."""
+    rng = np.random.default_rng(0)
+    f = rng.normal(size=200)
+    labels = (f + rng.normal(scale=0.8, size=200) > 0.3).astype(int)
+    platt = PairwisePlatt.fit(f[:, None], labels, np.ones(200))
+    positives, negatives = labels.sum(), (1 - labels).sum()
+    t = np.where(labels == 1, (positives + 1) / (positives + 2), 1 / (negatives + 2))
+    reference = LogisticRegression(C=1e12, tol=1e-10, max_iter=10_000).fit(
+        np.r_[f, f][:, None], np.r_[np.ones(200), np.zeros(200)], sample_weight=np.r_[t, 1 - t]
+    )
+    # P(positive) = 1 / (1 + exp(A f + B)) = sigmoid(coef f + intercept)
+    assert platt.A[0] == pytest.approx(-reference.coef_[0, 0], rel=1e-5)
+    assert platt.B[0] == pytest.approx(-reference.intercept_[0], rel=1e-5, abs=1e-7)
+
+
+def test_coupling_recovers_consistent_pairwise_probabilities_and_minimizes_its_objective():
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet(np.ones(4), size=20)
+    first, second = np.triu_indices(4, k=1)
+    R = p[:, second] / (p[:, first] + p[:, second])  # P(b | a or b) of the true p
+    np.testing.assert_allclose(coupled(R), p, atol=1e-9)
+    noisy = np.clip(R + rng.normal(scale=0.1, size=R.shape), 0.01, 0.99)
+    for row, r in zip(coupled(noisy), noisy, strict=False):
+        pairwise = np.zeros((4, 4))
+        pairwise[second, first], pairwise[first, second] = r, 1 - r
+
+        def objective(q, pairwise=pairwise):
+            return sum(
+                (pairwise[s, t] * q[t] - pairwise[t, s] * q[s]) ** 2
+                for s in range(4) for t in range(4) if s != t
+            )
+
+        best = minimize(
+            objective, np.full(4, 0.25), method="SLSQP", bounds=[(0, 1)] * 4,
+            constraints={"type": "eq", "fun": lambda q: q.sum() - 1}, options={"ftol": 1e-14},
+        )
+        np.testing.assert_allclose(row, best.x, atol=1e-5)
+
+
+def test_hinge_loss_per_row_sums_its_classes_pairs():
+    F = np.array([[0.5, -2.0, 3.0]])  # pairs (0, 1), (0, 2), (1, 2) of 3 classes
+    one_hot = np.eye(3)
+    hinge, squared = HingeLoss.named("hinge"), HingeLoss.named("squared_hinge")
+    # class 0: pairs (0,1) and (0,2) with sign -1: max(0, 1 + 0.5) + max(0, 1 - 2)
+    assert hinge.loss(F, one_hot[[0]])[0] == pytest.approx(1.5)
+    # class 2: pairs (0,2) and (1,2) with sign +1: max(0, 1 + 2) + max(0, 1 - 3)
+    assert hinge.loss(F, one_hot[[2]])[0] == pytest.approx(3.0)
+    assert squared.loss(F, one_hot[[2]])[0] == pytest.approx(9.0)
+    step = 1e-6 * np.eye(3)
+    numeric = [
+        (squared.loss(F + e, one_hot[[1]]) - squared.loss(F - e, one_hot[[1]]))[0] / 2e-6
+        for e in step
+    ]
+    np.testing.assert_allclose(squared.gradient(F, one_hot[[1]])[0], numeric, atol=1e-6)
+
+
+def test_probabilities_decision_and_predict_agree():
+    X, y = load_iris(return_X_y=True)
+    model = SubquantileKernelClassifier(loss="hinge", random_state=0).fit(X, y)
+    proba = model.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    predicted = model.predict(X)
+    np.testing.assert_array_equal(model.classes_[proba.argmax(axis=1)], predicted)
+    np.testing.assert_array_equal(model.classes_[model.decision_function(X).argmax(1)], predicted)
+    assert model.probA_.shape == (3,) and model.score(X, y) > 0.9
+
+
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**16), n_classes=st.integers(2, 3))
+def test_integer_weights_fit_as_repeated_rows_under_the_hinge_loss(seed, n_classes):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int) + (n_classes == 3) * (X[:, 1] > 0.5)
+    y[:4] = (y[:4] + 1) % n_classes
+    weights = rng.integers(0, 4, size=40).astype(float)
+    weights[np.unique(y, return_index=True)[1]] = 1.0  # every class keeps a row
+    rows = np.repeat(np.arange(40), weights.astype(int))
+    model = SubquantileKernelClassifier(0.2, loss="hinge", **GIVEN)
+    weighted = clone(model).fit(X, y, sample_weight=weights)
+    repeated = clone(model).fit(X[rows], y[rows])
+    X_test = rng.normal(size=(20, 2))
+    np.testing.assert_allclose(weighted._decision(X_test), repeated._decision(X_test), atol=1e-5)
+
+
+def test_loss_auto_keeps_the_hinge_unless_the_log_loss_is_clearly_better():
+    never = np.zeros(100, bool)
+    # log better by 10 rows of 100: mean difference -0.1, standard error sqrt(0.09 / 100) = 0.03
+    assert log_loss_wins(never, np.r_[np.ones(10, bool), never[10:]], np.ones(100))
+    # log better on 2 rows, hinge on 1: mean -0.01, standard error sqrt(0.0299 / 100) = 0.0173
+    hinge_wrong = np.r_[True, True, never[2:]]
+    assert not log_loss_wins(np.r_[False, False, True, never[3:]], hinge_wrong, np.ones(100))
+    assert not log_loss_wins(np.r_[True, never[1:]], never, np.ones(100))
+    assert not log_loss_wins(never[:0], never[:0], np.ones(0))
+
+
+def test_loss_auto_reports_its_choice_and_random_labels_flag_nothing():
+    X, y = blobs(150, centers=3)
+    model = SubquantileKernelClassifier(random_state=0).fit(X, y)
+    assert model.loss_ in ("hinge", "log")
+    rng = np.random.RandomState(7)
+    with pytest.warns(UserWarning, match="no evidence about the labels"):
+        noise = SubquantileKernelClassifier(loss="hinge").fit(
+            rng.normal(size=(300, 5)), rng.randint(0, 3, 300)
+        )
+    assert noise.epsilon_ == 0.0 and noise.inlier_mask_.all()
+
+
+def test_string_labels_precomputed_kernels_and_features():
+    X, y = blobs(90, centers=3)
+    labels = np.array(["cat", "dog", "eel"])[y]
+    model = SubquantileKernelClassifier(0.1, loss="hinge", **GIVEN).fit(X, labels)
+    assert set(model.predict(X)) <= set(labels)
+    K = rbf_kernel(X, gamma=0.5)
+    precomputed = SubquantileKernelClassifier(
+        0.1, loss="hinge", kernel="precomputed", alpha=0.05, refine=None
+    ).fit(K, labels)
+    np.testing.assert_array_equal(precomputed.predict(K), model.predict(X))
+    exact = SubquantileKernelClassifier(loss="hinge", random_state=0).fit(X, labels)
+    for loss in ("hinge", "squared_hinge"):
+        features = SubquantileKernelClassifier(loss=loss, n_components=60, random_state=0)
+        features.fit(X, labels)
+        assert features.score(X, labels) >= exact.score(X, labels) - 0.05
+        assert features.coef_.shape == (60, 3)
+
+
+def test_one_row_classes_and_fifty_classes():
+    X, y = blobs(60, centers=2)
+    y[0] = 2  # a class of one row
+    model = SubquantileKernelClassifier(0.1, loss="hinge", **GIVEN).fit(X, y)
+    assert np.all(np.isfinite(model.predict_proba(X)))
+    rng = np.random.default_rng(0)
+    centers = rng.normal(scale=20.0, size=(50, 2))
+    many = np.repeat(np.arange(50), 4)
+    Xm = centers[many] + rng.normal(size=(200, 2))
+    fifty = SubquantileKernelClassifier(0.0, loss="hinge", alpha=0.05, gamma=0.1).fit(Xm, many)
+    assert fifty.probA_.shape == (50 * 49 // 2,) and fifty.score(Xm, many) > 0.9
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"loss": "hinge", "solver": "gd"}, "solver='gd'"),
+        ({"loss": "hinge", "fit_intercept": False}, "fit_intercept=False"),
+        ({"loss": "squared_hinge", "radius": 1.0}, "radius=1.0"),
+        ({"loss": "hinge", "device": "cpu", "refine": None}, "device='cpu'"),
+    ],
+)
+def test_options_the_hinge_losses_cannot_run_are_refused(params, match):
+    X, y = blobs(30, centers=2)
+    with pytest.raises(ValueError, match=match):
+        SubquantileKernelClassifier(0.1, alpha=1.0, gamma=0.5, **params).fit(X, y)
+
+
+def test_bad_loss_values_name_the_parameter():
+    X, y = blobs(30, centers=2)
+    for value in ("svm", 1, None):
+        with pytest.raises(ValueError, match="'loss' parameter"):
+            SubquantileKernelClassifier(loss=value).fit(X, y)
+
+
+def test_non_finite_rows_and_indefinite_kernels_are_refused():
+    X, y = blobs(30, centers=2)
+    for bad in (np.nan, np.inf):
+        Xb = X.copy()
+        Xb[3, 0] = bad
+        with pytest.raises(ValueError, match=r"NaN|infinity"):
+            SubquantileKernelClassifier(loss="hinge").fit(Xb, y)
+    K = np.eye(30)
+    K[0, 1] = K[1, 0] = 5.0
+    with pytest.raises(ValueError, match="not positive definite"):
+        SubquantileKernelClassifier(loss="hinge", kernel="precomputed").fit(K, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match="Scale the features"):
+            SubquantileKernelClassifier(loss="hinge").fit(X * 1e300, y)
+        huge = SubquantileKernelClassifier(loss="hinge").fit(X * 1e150, y)
+    np.testing.assert_array_equal(huge.predict(X * 1e150), clone(huge).fit(X, y).predict(X))
