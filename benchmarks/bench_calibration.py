@@ -1,10 +1,12 @@
 """What ``predict_proba`` is calibrated to when training labels are flipped.
 
 Each cell flips a fraction of the training labels (uniformly at random, ``corrupt(kind="flip")``
-semantics: the other class), fits three classifiers on the same rows and scores their
+semantics: the other class), fits four classifiers on the same rows and scores their
 probabilities on clean test labels:
 
 * ``SubQ (defaults)``: ``SubquantileKernelClassifier()`` (epsilon, alpha, gamma "auto");
+* ``SubQ (loss='hinge')``: the same with the hinge loss (an SVM per pair of classes, Platt's
+  sigmoid fitted on out-of-fold outputs of the kept rows);
 * ``eps = 0 fit``: ``SubquantileKernelClassifier(epsilon=0)`` (the ordinary kernel logistic
   regression, alpha and gamma still chosen on the training rows);
 * ``SVC(probability=True)``: scikit-learn's default RBF support vector classifier with Platt
@@ -75,6 +77,9 @@ def data(name: str, seed: int):
 
 MODELS = {
     "SubQ (defaults)": lambda seed: SubquantileKernelClassifier(random_state=seed),
+    "SubQ (loss='hinge')": lambda seed: SubquantileKernelClassifier(
+        loss="hinge", random_state=seed
+    ),
     "eps = 0 fit": lambda seed: SubquantileKernelClassifier(epsilon=0.0, random_state=seed),
     "SVC(probability=True)": lambda seed: SVC(probability=True, random_state=seed),
 }

@@ -18,7 +18,10 @@ training targets replaced by N(5, variance 4); 5000 clean test rows. Three parts
 * classification, n in ``--classifier-sizes``: ``SubquantileKernelClassifier()`` (no arguments)
   against one ``SVC()`` fit (the fit-time ratio), SVC + 5-fold GridSearchCV over C in (0.1, 1,
   10, 100) x gamma in (0.25, 0.5, 1, 2, 4) / n_features, and cleanlab's
-  ``CleanLearning(SVC(probability=True))`` (skipped with a note where cleanlab is absent), on
+  ``CleanLearning(SVC(probability=True))`` and CleanLearning around the grid-tuned SVC
+  (``bench_robust.py``'s ``cleanlab_tuned``; skipped with a note where cleanlab is absent; the
+  grid rows only up to ``--grid-max`` rows), the flagged share and the flags' precision /
+  recall in the note, on
   scikit-learn's ``make_classification`` (8 features, 6 informative, ``--classes`` classes of
   two clusters each) with 20% of the training labels replaced by another class at random;
   accuracy on 5000 clean test rows, one row per ``--seeds`` seed.
@@ -44,6 +47,7 @@ import time
 import numpy as np
 import pandas as pd
 from bench_fit_time import timed, write_section  # the timing helpers of bench_fit_time.py
+from bench_robust import EncodedLabels, TunedCleanLearning, flagged_rows
 from sklearn.datasets import make_classification
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.model_selection import GridSearchCV
@@ -74,7 +78,8 @@ def regression_data(n_train: int, seed: int = 0) -> tuple[np.ndarray, ...]:
 
 
 def classification_data(n_train: int, classes: int, seed: int) -> tuple[np.ndarray, ...]:
-    """X, y (20% of the labels replaced by another class), X_test, y_test (clean)."""
+    """X, y (20% of the labels replaced by another class), X_test, y_test (clean), and which
+    training rows were flipped."""
     X, y = make_classification(
         n_train + 5000,
         n_features=N_FEATURES,
@@ -88,7 +93,9 @@ def classification_data(n_train: int, classes: int, seed: int) -> tuple[np.ndarr
     y_train = y[:n_train].copy()
     bad = rng.choice(n_train, size=n_train // 5, replace=False)
     y_train[bad] = (y_train[bad] + rng.integers(1, classes, size=bad.size)) % classes
-    return X[:n_train], y_train, X[n_train:], y[n_train:]
+    flipped = np.zeros(n_train, dtype=bool)
+    flipped[bad] = True
+    return X[:n_train], y_train, X[n_train:], y[n_train:], flipped
 
 
 def rmse(model: object, X: np.ndarray, f: np.ndarray) -> float:
@@ -256,14 +263,30 @@ def feature_rows(n: int, m: int, dtype: str, repeats: int, grid: bool = True) ->
     ]
 
 
-def classifier_rows(n: int, classes: int, seed: int, repeats: int) -> list[dict]:
-    """The classifier with no arguments against SVC, SVC + GridSearchCV and cleanlab."""
-    X, y, X_test, y_test = classification_data(n, classes, seed)
+def _encoded(model: object) -> object:
+    """cleanlab's CleanLearning as :func:`bench_robust.flagged_rows` reads it (wrapped as the
+    harness wraps it); other models as they are."""
+    if type(model).__name__ == "CleanLearning":
+        wrapper = EncodedLabels(model)
+        wrapper.estimator_ = model
+        return wrapper
+    return model
+
+
+def classifier_rows(
+    n: int, classes: int, seed: int, repeats: int, grid_max: int | None = None
+) -> list[dict]:
+    """The classifier with no arguments against SVC, SVC + GridSearchCV and cleanlab (around
+    SVC and around the grid-tuned SVC); the note gives the share of the rows each flags and
+    the precision / recall of the flags against the flipped rows."""
+    X, y, X_test, y_test, flipped = classification_data(n, classes, seed)
     methods = {
         "SubquantileKernelClassifier()": lambda: SubquantileKernelClassifier(random_state=seed),
         "SVC()": SVC,
         "SVC + GridSearchCV (20 x 5 fits)": lambda: GridSearchCV(SVC(), SVC_GRID, cv=5),
     }
+    if grid_max is not None and n > grid_max:
+        del methods["SVC + GridSearchCV (20 x 5 fits)"]
     notes = {}
     try:
         from cleanlab.classification import CleanLearning
@@ -276,6 +299,9 @@ def classifier_rows(n: int, classes: int, seed: int, repeats: int) -> list[dict]
         )
     except ImportError:
         notes["cleanlab"] = "cleanlab not installed: its row skipped"
+    else:
+        if grid_max is None or n <= grid_max:
+            methods["cleanlab CleanLearning(SVC + GridSearchCV)"] = lambda: TunedCleanLearning(seed)
     results = {name: timed(make, X, y, repeats) for name, make in methods.items()}
     base = results["SVC()"][0]
     size = f"{n}, {classes} classes, seed {seed}"
@@ -284,7 +310,15 @@ def classifier_rows(n: int, classes: int, seed: int, repeats: int) -> list[dict]
         accuracy = float(np.mean(model.predict(X_test) == y_test))
         note = ""
         if isinstance(model, SubquantileKernelClassifier):
-            note = _chosen(model) + f"; n_components_ {model.n_components_}"
+            note = _chosen(model) + f"; n_components_ {model.n_components_}; loss_ {model.loss_}"
+        flags = flagged_rows(_encoded(model))
+        if flags is not None:
+            hits = np.sum(flags & flipped)
+            note += (
+                f"{'; ' if note else ''}flagged {flags.mean():.3f} of the rows (flipped "
+                f"{flipped.mean():.3f}), precision {hits / max(flags.sum(), 1):.3f}, "
+                f"recall {hits / flipped.sum():.3f}"
+            )
         row = _row(size, name, wall, cpu, base, "SVC()", 0.0, note)
         del row["test RMSE"]
         rows.append({**row, "test accuracy": round(accuracy, 4)})
@@ -305,6 +339,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--classifier-sizes", type=int, nargs="*", default=[])
     parser.add_argument("--classes", type=int, default=2)
+    parser.add_argument(
+        "--grid-max",
+        type=int,
+        default=None,
+        help="classifier sizes: no SVC + GridSearchCV (or cleanlab around it) above these rows",
+    )
     parser.add_argument("--seeds", type=int, nargs="*", default=[0])
     parser.add_argument("--dtype", choices=("float64", "float32"), default="float64")
     parser.add_argument("--repeats", type=int, default=1)
@@ -328,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
             print(markdown_table(pd.DataFrame(part)), flush=True)
         for n in args.classifier_sizes:
             for seed in args.seeds:
-                part = classifier_rows(n, args.classes, seed, args.repeats)
+                part = classifier_rows(n, args.classes, seed, args.repeats, args.grid_max)
                 rows += part
                 print(markdown_table(pd.DataFrame(part)), flush=True)
     write_section(

@@ -17,7 +17,7 @@ from sklearn.svm import SVC
 from robustkernel import SubquantileKernelClassifier
 from robustkernel._kernel_model.losses import HingeLoss
 from robustkernel._kernel_model.pairwise import PairwisePlatt, coupled, ovr_decision
-from robustkernel.subquantile._label_noise import log_loss_wins
+from robustkernel.subquantile._label_noise import clearly_fewer_errors
 
 hypothesis = pytest.importorskip("hypothesis", reason="property tests need hypothesis")
 from hypothesis import given, settings  # noqa: E402
@@ -154,21 +154,30 @@ def test_integer_weights_fit_as_repeated_rows_under_the_hinge_loss(seed, n_class
     np.testing.assert_allclose(weighted._decision(X_test), repeated._decision(X_test), atol=1e-5)
 
 
-def test_loss_auto_keeps_the_hinge_unless_the_log_loss_is_clearly_better():
+def test_one_standard_error_rule_between_two_losses():
     never = np.zeros(100, bool)
-    # log better by 10 rows of 100: mean difference -0.1, standard error sqrt(0.09 / 100) = 0.03
-    assert log_loss_wins(never, np.r_[np.ones(10, bool), never[10:]], np.ones(100))
-    # log better on 2 rows, hinge on 1: mean -0.01, standard error sqrt(0.0299 / 100) = 0.0173
-    hinge_wrong = np.r_[True, True, never[2:]]
-    assert not log_loss_wins(np.r_[False, False, True, never[3:]], hinge_wrong, np.ones(100))
-    assert not log_loss_wins(np.r_[True, never[1:]], never, np.ones(100))
-    assert not log_loss_wins(never[:0], never[:0], np.ones(0))
+    # fewer errors on 10 rows of 100: mean difference -0.1, standard error sqrt(0.09 / 100)
+    assert clearly_fewer_errors(never, np.r_[np.ones(10, bool), never[10:]], np.ones(100))
+    # fewer on 2 rows, more on 1: mean -0.01, standard error sqrt(0.0299 / 100) = 0.0173
+    default_wrong = np.r_[True, True, never[2:]]
+    candidate_wrong = np.r_[False, False, True, never[3:]]
+    assert not clearly_fewer_errors(candidate_wrong, default_wrong, np.ones(100))
+    assert not clearly_fewer_errors(np.r_[True, never[1:]], never, np.ones(100))
+    assert not clearly_fewer_errors(never[:0], never[:0], np.ones(0))
+    # weights: the 10 rows of fewer errors weigh nothing
+    weights = np.r_[np.zeros(10), np.ones(90)]
+    assert not clearly_fewer_errors(never, np.r_[np.ones(10, bool), never[10:]], weights)
 
 
 def test_loss_auto_reports_its_choice_and_random_labels_flag_nothing():
     X, y = blobs(150, centers=3)
-    model = SubquantileKernelClassifier(random_state=0).fit(X, y)
+    y[::7] = (y[::7] + 1) % 3
+    assert SubquantileKernelClassifier().fit(X, y).loss_ == "log"  # the default
+    model = SubquantileKernelClassifier(loss="auto").fit(X, y)
     assert model.loss_ in ("hinge", "log")
+    chosen = SubquantileKernelClassifier(loss=model.loss_).fit(X, y)  # the same fit
+    np.testing.assert_array_equal(model.inlier_mask_, chosen.inlier_mask_)
+    np.testing.assert_allclose(model.predict_proba(X), chosen.predict_proba(X), atol=1e-12)
     rng = np.random.RandomState(7)
     with pytest.warns(UserWarning, match="no evidence about the labels"):
         noise = SubquantileKernelClassifier(loss="hinge").fit(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import doctest
 import re
 from pathlib import Path
 
@@ -33,6 +34,13 @@ def test_user_guide_restart_example_prints_what_its_comments_say(capsys):
     printed = capsys.readouterr().out.split("\n")[:-1]
     promised = [" ".join(line[2:].split()[:3]) for line in block.splitlines() if line[:2] == "# "]
     assert printed == promised[-2:]
+
+
+def test_user_guide_interactive_examples_print_what_they_show():
+    """The guide's ``>>>`` examples (the classifier's hinge loss) as doctests."""
+    guide = README.parent / "docs" / "user_guide.md"
+    result = doctest.testfile(str(guide), module_relative=False, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 6 and result.failed == 0
 
 
 def test_install_page_first_five_minutes_run(tmp_path, monkeypatch, capsys):

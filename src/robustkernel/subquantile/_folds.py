@@ -53,7 +53,7 @@ def out_of_fold_outputs(
 
     Per fold the alphas run from the largest down, each fit warm-started at the previous one.
     A fold whose other folds keep no row predicts 0 (no evidence). The problem's own alpha and
-    radius are not used. ``seed``: the folds dealt in a random order drawn from it
+    radius are not used. ``seed``: the folds dealt in an order drawn from it
     (:func:`stratified_folds`).
     """
     Y = problem.Y

@@ -517,9 +517,9 @@ class InMemoryFit:
         """The label-noise route (:meth:`_fit_label_noise`) with the given loss; with
         loss="auto" (and alpha and gamma "auto": a given alpha is a penalty of the log loss,
         which then fits), with the hinge loss (its square with features) and with the log loss,
-        the log loss's fit returned only where its out-of-fold error on the rows both keep is
-        below the hinge loss's by more than one standard error
-        (:func:`._label_noise.log_loss_wins`)."""
+        the hinge loss's fit returned only where its out-of-fold error on the rows both keep
+        is below the log loss's by more than one standard error
+        (:func:`._label_noise.clearly_fewer_errors`)."""
         settings = self.settings
         automatic = all(settings.is_auto(name) for name in ("alpha", "gamma"))
         if settings.params.get("loss") != "auto" or not automatic:
@@ -551,7 +551,7 @@ class InMemoryFit:
         weights = np.ones(int(both.sum())) if self.sample_weight is None else (
             self.sample_weight[both]
         )
-        return log if _label_noise.log_loss_wins(*wrong, weights) else hinge
+        return hinge if _label_noise.clearly_fewer_errors(wrong[1], wrong[0], weights) else log
 
     def _fit_label_noise(self, candidates: Candidates, warn: bool = True) -> Stage:
         """Classifier, epsilon, alpha and gamma "auto": confident learning, then the model.
@@ -583,22 +583,29 @@ class InMemoryFit:
         every_row = np.ones(n, dtype=bool)
         first = self._out_of_fold_choice(candidates, every_row, labels, weights)
         outputs, kept = first.outputs, every_row
-        chance, margin = _label_noise.chance_level(labels, weights)
-        # the least error of the grid is biased low (the least of many noisy errors); the
-        # chosen pair's error on folds dealt anew is not
+        # calibrated probabilities: Platt's (hinge losses) or the logits' temperature
+        P, calibration = fold_probabilities(self.target.loss, outputs, labels, weights)
+        if calibration is None:
+            P = _label_noise.tempered(outputs, labels, weights)
+        fitted = 1 if calibration is None else 2 * calibration.A.size
+        gain, margin = _label_noise.brier_gain(P, labels, weights, fitted)
+        chance, error_margin = _label_noise.chance_level(labels, weights)
+        # the chosen pair's error on folds dealt anew: the least error of the grid is biased low
         fresh = out_of_fold_outputs(
-            first.problem, every_row, [first.alpha], seed=_label_noise.CHANCE_FOLDS_SEED
+            first.problem, every_row, [first.alpha], seed=_label_noise.FRESH_FOLDS_SEED
         )[0]
         error = weights @ (self.target.loss.predicted_classes(fresh) != labels) / weights.sum()
-        at_chance = error >= chance - margin
+        at_chance = gain <= margin and error >= chance - error_margin
         if at_chance and warn:
             warnings.warn(
-                f"{self.settings.estimator}: the out-of-fold error of the best model "
-                f"({error:.3f}) is not below the error of predicting the most frequent "
-                f"class ({chance:.3f}) by {_label_noise.CHANCE_STANDARD_ERRORS:g} standard "
-                f"errors ({margin:.3f}): the features "
-                "carry no evidence about the labels that these rows can show, so no label is "
-                "flagged as wrong (epsilon_ = 0).",
+                f"{self.settings.estimator}: the out-of-fold probabilities of the best model "
+                f"lower the Brier score of the class shares alone by {gain:.3f} a row, not "
+                f"by {_label_noise.CHANCE_STANDARD_ERRORS:g} standard errors ({margin:.3f}), "
+                f"and its out-of-fold error ({error:.3f}) is not below the most frequent "
+                f"class's ({chance:.3f}) by {_label_noise.ERROR_STANDARD_ERRORS:g} standard "
+                f"errors ({error_margin:.3f}): "
+                "the features carry no evidence about the labels that these rows can show, so "
+                "no label is flagged as wrong (epsilon_ = 0).",
                 UserWarning,
                 stacklevel=2,
             )
