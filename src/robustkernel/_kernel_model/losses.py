@@ -209,7 +209,7 @@ class HingeLoss(Loss):
     (:mod:`.pairwise`), s = +1 for rows of class b, -1 for rows of class a; a row's loss sums
     over the K - 1 pairs of its class. Y is encoded as for the log losses ({0, 1} column or
     one-hot rows). The hinge loss has no gradient where s f = 1: ``gradient`` is a subgradient,
-    and only the subset fitters that solve it exactly (libsvm, liblinear) fit it; the squared
+    and only the subset fitters that solve it exactly (libsvm) fit it; the squared
     hinge is smooth (curvature 2)."""
 
     name: str = "hinge"

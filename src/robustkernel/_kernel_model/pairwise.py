@@ -50,7 +50,7 @@ def ovr_decision(F: np.ndarray) -> np.ndarray:
     first, second = class_pairs(K)
     votes = np.zeros((F.shape[0], K))
     confidence = np.zeros((F.shape[0], K))
-    for pair, (a, b) in enumerate(zip(first, second, strict=False)):
+    for pair, (a, b) in enumerate(zip(first, second, strict=True)):
         positive = F[:, pair] > 0
         votes[:, b] += positive
         votes[:, a] += ~positive
@@ -99,7 +99,7 @@ class PairwisePlatt:
         rows: 1/2 everywhere)."""
         K = n_classes_of(F.shape[1])
         A, B = np.zeros(F.shape[1]), np.zeros(F.shape[1])
-        for pair, (a, b) in enumerate(zip(*class_pairs(K), strict=False)):
+        for pair, (a, b) in enumerate(zip(*class_pairs(K), strict=True)):
             rows = np.flatnonzero((weights > 0) & ((labels == a) | (labels == b)))
             if rows.size:
                 A[pair], B[pair] = _platt(F[rows, pair], labels[rows] == b, weights[rows])

@@ -612,8 +612,8 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         libsvm (two classes: one SVM); the subquantile keeps the rows of smallest hinge loss
         summed over their class's pairs, so SubQ with it is a trimmed SVM. Each pair is
         solved exactly on the kept rows by libsvm (:class:`sklearn.svm.SVC` on the kernel
-        matrix, C = 1 / (2 alpha)) or, with features, by liblinear
-        (:class:`sklearn.svm.LinearSVC`); alpha "auto" searches C = 0.1, 1, 10, 100 and gamma
+        matrix, C = 1 / (2 alpha); with features, ``SVC(kernel="linear")`` on them, O(n^2) per
+        pair); alpha "auto" searches C = 0.1, 1, 10, 100 and gamma
         1/4 ... 4 times the "scale" gamma. ``predict_proba`` maps each pair's output through
         Platt's sigmoid fitted on out-of-fold outputs of the kept rows and couples the pairs
         (Wu, Lin & Weng 2004, as libsvm); ``predict`` is its most probable class.

@@ -589,13 +589,16 @@ class InMemoryFit:
             P = _label_noise.tempered(outputs, labels, weights)
         fitted = 1 if calibration is None else 2 * calibration.A.size
         gain, margin = _label_noise.brier_gain(P, labels, weights, fitted)
-        chance, error_margin = _label_noise.chance_level(labels, weights)
-        # the chosen pair's error on folds dealt anew: the least error of the grid is biased low
-        fresh = out_of_fold_outputs(
-            first.problem, every_row, [first.alpha], seed=_label_noise.FRESH_FOLDS_SEED
-        )[0]
-        error = weights @ (self.target.loss.predicted_classes(fresh) != labels) / weights.sum()
-        at_chance = gain <= margin and error >= chance - error_margin
+        at_chance = gain <= margin
+        if at_chance:  # and the errors: the chosen pair on folds dealt anew (the least error
+            # of the grid is biased low)
+            chance, error_margin = _label_noise.chance_level(labels, weights)
+            fresh = out_of_fold_outputs(
+                first.problem, every_row, [first.alpha], seed=_label_noise.FRESH_FOLDS_SEED
+            )[0]
+            wrong = self.target.loss.predicted_classes(fresh) != labels
+            error = weights @ wrong / weights.sum()
+            at_chance = error >= chance - error_margin
         if at_chance and warn:
             warnings.warn(
                 f"{self.settings.estimator}: the out-of-fold probabilities of the best model "

@@ -57,6 +57,16 @@ FRESH_FOLDS_SEED = 0
 LOSS_STANDARD_ERRORS = 2.0
 
 
+def _mean_and_standard_error(values: np.ndarray, weights: np.ndarray) -> tuple[float, float]:
+    """The weighted mean of ``values`` and its standard error, sqrt(variance / n_eff) with
+    n_eff = (sum w)^2 / sum w^2 (the rows the weights amount to)."""
+    total = weights.sum()
+    mean = float(weights @ values / total)
+    variance = float(weights @ (values - mean) ** 2 / total)
+    effective = total**2 / float(weights @ weights)
+    return mean, float(np.sqrt(variance / effective))
+
+
 def tempered(F: np.ndarray, labels: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """The class probabilities of logits F / T, T > 0 of least weighted log loss (temperature
     scaling, Guo et al. 2017): the probabilities of a sharp model of noisy labels, brought to
@@ -92,8 +102,9 @@ def chance_level(labels: np.ndarray, weights: np.ndarray) -> tuple[float, float]
     """
     shares = np.bincount(labels, weights=weights) / weights.sum()
     chance = 1.0 - float(shares.max())
-    effective = weights.sum() ** 2 / float(weights @ weights)
-    return chance, ERROR_STANDARD_ERRORS * float(np.sqrt(chance * (1.0 - chance) / effective))
+    # the binomial variance e (1 - e) of the majority's 0/1 errors
+    majority_wrong = labels != np.argmax(shares)
+    return chance, ERROR_STANDARD_ERRORS * _mean_and_standard_error(majority_wrong, weights)[1]
 
 
 def brier_gain(
@@ -130,11 +141,9 @@ def brier_gain(
     one_hot = np.eye(P.shape[1])[labels]
     shares = np.bincount(labels, weights=weights, minlength=P.shape[1]) / total
     gains = np.sum((shares - one_hot) ** 2, axis=1) - np.sum((P - one_hot) ** 2, axis=1)
-    mean = float(weights @ gains / total)
-    variance = float(weights @ (gains - mean) ** 2 / total)
+    mean, standard_error = _mean_and_standard_error(gains, weights)
     effective = total**2 / float(weights @ weights)
-    margin = CHANCE_STANDARD_ERRORS * float(np.sqrt(variance / effective))
-    return mean - fitted / effective, margin
+    return mean - fitted / effective, CHANCE_STANDARD_ERRORS * standard_error
 
 
 def class_thresholds(P: np.ndarray, labels: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -227,8 +236,5 @@ def clearly_fewer_errors(
     if not weights.size:
         return False
     difference = wrong_candidate.astype(float) - wrong_default
-    total = weights.sum()
-    mean = float(weights @ difference / total)
-    variance = float(weights @ (difference - mean) ** 2 / total)
-    effective = total**2 / float(weights @ weights)
-    return mean < -LOSS_STANDARD_ERRORS * np.sqrt(variance / effective)
+    mean, standard_error = _mean_and_standard_error(difference, weights)
+    return mean < -LOSS_STANDARD_ERRORS * standard_error

@@ -12,7 +12,7 @@ The alternating solver calls one of these once per iteration:
   features): L-BFGS warm-started at the current model; for the exact kernel model in
   coordinates whitened by a Cholesky factor of K computed once per fit.
 * :class:`SvmSubsetFitter` (hinge loss): a support vector machine per pair of classes, by
-  libsvm (scikit-learn's ``SVC`` on the precomputed kernel matrix) or liblinear (``LinearSVC``
+  libsvm (scikit-learn's ``SVC``: on the precomputed kernel matrix, or with the linear kernel
   on features).
 
 All honour the norm-ball constraint through :func:`fit_in_ball`. Their PyTorch counterparts
@@ -438,7 +438,7 @@ class SvmSubsetFitter:
         weights = mask.astype(float)
         w = np.zeros((problem.n_coefficients, len(self.pairs[0])))
         b = np.zeros(len(self.pairs[0]))
-        for pair, (first, second) in enumerate(zip(*self.pairs, strict=False)):
+        for pair, (first, second) in enumerate(zip(*self.pairs, strict=True)):
             rows = np.flatnonzero((weights > 0) & ((labels == first) | (labels == second)))
             positive = labels[rows] == second
             if positive.all() or not positive.any():  # one class (or none) in the pair
@@ -461,8 +461,8 @@ class SvmSubsetFitter:
 def classifier_fitter(
     problem: Problem | FeatureProblem, tol: float
 ) -> SvmSubsetFitter | LbfgsSubsetFitter:
-    """The subset fitter of a classification problem's loss: libsvm / liblinear for the hinge
-    loss, else L-BFGS to ``tol`` (the SVMs keep their own tolerance)."""
+    """The subset fitter of a classification problem's loss: libsvm for the hinge loss, else
+    L-BFGS to ``tol`` (the SVMs keep libsvm's tolerance)."""
     if SvmSubsetFitter.fits(problem.loss):
         return SvmSubsetFitter(problem)
     return LbfgsSubsetFitter(problem, tol=tol)

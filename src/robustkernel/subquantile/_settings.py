@@ -286,7 +286,7 @@ def _check_combinations(
 
 
 def _check_hinge(params: Mapping[str, Any]) -> None:
-    """The hinge losses fit by libsvm / liblinear (hinge) or L-BFGS (squared hinge) on the
+    """The hinge losses fit by libsvm (hinge) or L-BFGS (squared hinge) on the
     kept rows: the alternating solver, on the CPU, without the norm ball; libsvm always fits
     an intercept."""
     loss = params["loss"]
