@@ -952,6 +952,12 @@ CLASSIFICATION_METHODS: dict[str, Method] = {
         "label-noise fit, the hinge kept where its out-of-fold error is clearly lower",
         library=True,
     ),
+    "subq_hinge": Method(
+        lambda c: SubquantileKernelClassifier(loss="hinge"),
+        "SubquantileKernelClassifier(loss=\"hinge\"): a trimmed SVM per pair of classes, "
+        "other parameters default",
+        library=True,
+    ),
     "subq_true_eps": Method(
         lambda c: SubquantileKernelClassifier(epsilon=c.eps),
         "SubquantileKernelClassifier(epsilon=true eps), other parameters default",

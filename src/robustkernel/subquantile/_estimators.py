@@ -619,13 +619,16 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         (Wu, Lin & Weng 2004, as libsvm); ``predict`` is its most probable class.
         "squared_hinge": the squared hinge per pair, fitted by L-BFGS. "auto" with epsilon,
         alpha and gamma "auto": both the log loss and the hinge loss (its square with
-        features) run the label-noise fit and the log loss is kept unless the hinge loss's
-        out-of-fold error on the rows both keep is lower by more than one standard error;
-        otherwise "auto" is the log loss (a given alpha is a penalty of the log loss; the
-        papers' estimator). The default is the log loss: on ``bench_robust.py``'s 51
-        label-noise cells (3 seeds) it was best or within 2 points in 32 cells, "auto" in 30,
-        with the same median gap to the oracle (0.033) and a smaller worst gap (0.267 against
-        0.311), at a quarter of the time. The hinge losses fit in
+        features) run the label-noise fit; with two classes the log loss is kept unless the
+        hinge loss's out-of-fold error on the rows both keep is lower by more than two
+        standard errors, with three or more the hinge loss unless the log loss's is (one SVM
+        per pair sees only the flips between its two classes, where one softmax output must
+        explain every row moved into its class); otherwise "auto" is the log loss (a given
+        alpha is a penalty of the log loss; the papers' estimator). The default is the log
+        loss: on ``bench_robust.py``'s 51 label-noise cells (3 seeds) "auto" is best or
+        within 2 points in more cells (see BENCHMARKS.md, "Classifier losses") with a smaller
+        median gap to the oracle, but a larger worst gap, at five times the time. The hinge
+        losses fit in
         memory with the "alternating" solver, without ``radius`` or ``device``.
 
     Attributes

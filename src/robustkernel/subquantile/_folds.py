@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from sklearn.linear_model import LogisticRegression
 
 from .._kernel_model.losses import HingeLoss, Loss, class_indices, class_probabilities
-from .._kernel_model.pairwise import PairwisePlatt
+from .._kernel_model.pairwise import PairwisePlatt, n_classes_of, ovr_decision
 from ._objective import FeatureProblem, Problem
 from ._refits import classifier_fitter
 
@@ -24,6 +25,9 @@ FOLDS = 3
 # changed the gamma chosen on 2 of 5 iris splits (20% wrong labels); at 1e-5 and 1e-6 the counts
 # agree with and without it.
 FOLD_TOL = 1e-5
+# Inverse penalty of the hinge losses' flag calibration (:func:`flag_probabilities`): next to
+# nothing, as a ridge that only keeps separable folds finite.
+FLAG_CALIBRATION_C = 1e4
 
 
 def stratified_folds(
@@ -85,3 +89,39 @@ def fold_probabilities(
         return class_probabilities(outputs), None
     calibration = PairwisePlatt.fit(outputs, labels, weights)
     return calibration.probabilities(outputs), calibration
+
+
+def flag_probabilities(
+    loss: Loss, outputs: np.ndarray, labels: np.ndarray, weights: np.ndarray
+) -> np.ndarray:
+    """Class probabilities (n_samples, K) of out-of-fold outputs, read by the label-noise flags:
+    the sigmoid or softmax of logits; for the hinge losses a multinomial logistic regression of
+    the given labels on the per-class votes of the pairs' outputs (:func:`ovr_decision`; two
+    classes: on the one output, Platt's sigmoid without his smoothed targets), fitted on the
+    rows of positive ``weights`` with a nearly vanishing penalty (C = ``FLAG_CALIBRATION_C``).
+
+    Unlike Platt's sigmoid per pair, coupled, the regression weighs every class's votes for
+    every class: where the flips into one class come from all the others, that class's votes
+    are learned to be worth less. bench_robust.py --task classification (51 cells x 3 seeds),
+    loss="hinge", cells best or within 2 points against SVC + GridSearchCV and the two
+    cleanlab rows: 28 with the coupled sigmoids, 32 with this (Landsat, 20% of the rows moved
+    to the smallest class: 0.755 -> 0.815 test accuracy). The log loss's logits through the
+    same regression: 28 cells against 33 with their softmax, so logits keep the softmax.
+    """
+    if not isinstance(loss, HingeLoss):
+        return class_probabilities(outputs)
+    n_classes = n_classes_of(outputs.shape[1])
+    P = np.zeros((labels.size, n_classes))
+    rows = weights > 0
+    present = np.unique(labels[rows])
+    if present.size < 2:  # nothing to regress on: the one class present
+        P[:, present] = 1.0
+        return P
+    Z = outputs if n_classes == 2 else ovr_decision(outputs)
+    # scikit-learn's tolerance: at 1e-8 the hinge's fits took three times as long (median 10.3
+    # against 3.5 s on bench_robust.py's cells) and kept no more cells within 2 points (30
+    # against 32)
+    regression = LogisticRegression(C=FLAG_CALIBRATION_C, max_iter=2000)
+    regression.fit(Z[rows], labels[rows], sample_weight=weights[rows])
+    P[:, regression.classes_] = regression.predict_proba(Z)
+    return P

@@ -53,7 +53,7 @@ from .._kernel_model.pairwise import PairwisePlatt
 from .._memory import row_chunks
 from . import _auto_epsilon, _hyperparameters, _label_noise
 from ._features import fit_feature_map, predict_in_chunks, transform_in_chunks
-from ._folds import fold_probabilities, out_of_fold_outputs
+from ._folds import flag_probabilities, fold_probabilities, out_of_fold_outputs
 from ._high_breakdown import (
     START_MATRICES,
     Start,
@@ -516,10 +516,11 @@ class InMemoryFit:
     def _label_noise_stage(self, candidates: Candidates) -> Stage:
         """The label-noise route (:meth:`_fit_label_noise`) with the given loss; with
         loss="auto" (and alpha and gamma "auto": a given alpha is a penalty of the log loss,
-        which then fits), with the hinge loss (its square with features) and with the log loss,
-        the hinge loss's fit returned only where its out-of-fold error on the rows both keep
-        is below the log loss's by more than one standard error
-        (:func:`._label_noise.clearly_fewer_errors`)."""
+        which then fits), with the hinge loss (its square with features) and with the log loss.
+        Two classes: the hinge loss's fit is returned only where its out-of-fold error on the
+        rows both keep is below the log loss's by more than ``LOSS_STANDARD_ERRORS`` standard
+        errors (:func:`._label_noise.clearly_fewer_errors`); three or more: the log loss's
+        only where its error is so much below the hinge loss's."""
         settings = self.settings
         automatic = all(settings.is_auto(name) for name in ("alpha", "gamma"))
         if settings.params.get("loss") != "auto" or not automatic:
@@ -551,6 +552,9 @@ class InMemoryFit:
         weights = np.ones(int(both.sum())) if self.sample_weight is None else (
             self.sample_weight[both]
         )
+        if labels.max() >= 2:  # three or more classes: the hinge unless the log loss is
+            # clearly better (for two classes the other way round)
+            return log if _label_noise.clearly_fewer_errors(wrong[0], wrong[1], weights) else hinge
         return hinge if _label_noise.clearly_fewer_errors(wrong[1], wrong[0], weights) else log
 
     def _fit_label_noise(self, candidates: Candidates, warn: bool = True) -> Stage:
@@ -616,7 +620,7 @@ class InMemoryFit:
         for round_ in range(rounds):
             if round_:
                 outputs = out_of_fold_outputs(first.problem, kept, [first.alpha])[0]
-            P = fold_probabilities(self.target.loss, outputs, labels, weights * kept)[0]
+            P = flag_probabilities(self.target.loss, outputs, labels, weights * kept)
             given = P[np.arange(n), labels]
             flagged = _label_noise.label_issues(P, labels, weights)
             flagged = floors.protect(every_row, flagged, -given)
