@@ -20,10 +20,10 @@ training targets replaced by N(5, variance 4); 5000 clean test rows. Three parts
   10, 100) x gamma in (0.25, 0.5, 1, 2, 4) / n_features, and cleanlab's
   ``CleanLearning(SVC(probability=True))`` and CleanLearning around the grid-tuned SVC
   (``bench_robust.py``'s ``cleanlab_tuned``; skipped with a note where cleanlab is absent; the
-  grid rows only up to ``--grid-max`` rows), the flagged share and the flags' precision /
-  recall in the note, on
-  scikit-learn's ``make_classification`` (8 features, 6 informative, ``--classes`` classes of
-  two clusters each) with 20% of the training labels replaced by another class at random;
+  grid rows only up to ``--grid-max`` rows, the classifier alone above ``--peers-max``), the
+  flagged share and the flags' precision / recall in the note, on scikit-learn's
+  ``make_classification`` (8 features, 6 informative, ``--classes`` classes of two clusters
+  each) with 20% of the training labels replaced by another class at random;
   accuracy on 5000 clean test rows, one row per ``--seeds`` seed.
 
 Every fit runs with one BLAS thread; each time is the median of ``--repeats`` fits (the grid
@@ -274,11 +274,17 @@ def _encoded(model: object) -> object:
 
 
 def classifier_rows(
-    n: int, classes: int, seed: int, repeats: int, grid_max: int | None = None
+    n: int,
+    classes: int,
+    seed: int,
+    repeats: int,
+    grid_max: int | None = None,
+    peers_max: int | None = None,
 ) -> list[dict]:
     """The classifier with no arguments against SVC, SVC + GridSearchCV and cleanlab (around
     SVC and around the grid-tuned SVC); the note gives the share of the rows each flags and
-    the precision / recall of the flags against the flipped rows."""
+    the precision / recall of the flags against the flipped rows. Above ``grid_max`` rows no
+    grid search; above ``peers_max`` the classifier alone (time and accuracy, no ratio)."""
     X, y, X_test, y_test, flipped = classification_data(n, classes, seed)
     methods = {
         "SubquantileKernelClassifier()": lambda: SubquantileKernelClassifier(random_state=seed),
@@ -287,6 +293,9 @@ def classifier_rows(
     }
     if grid_max is not None and n > grid_max:
         del methods["SVC + GridSearchCV (20 x 5 fits)"]
+    alone = peers_max is not None and n > peers_max
+    if alone:
+        methods = {"SubquantileKernelClassifier()": methods["SubquantileKernelClassifier()"]}
     notes = {}
     try:
         from cleanlab.classification import CleanLearning
@@ -300,10 +309,12 @@ def classifier_rows(
     except ImportError:
         notes["cleanlab"] = "cleanlab not installed: its row skipped"
     else:
-        if grid_max is None or n <= grid_max:
+        if alone:
+            del methods["cleanlab CleanLearning(SVC(probability=True))"]
+        elif grid_max is None or n <= grid_max:
             methods["cleanlab CleanLearning(SVC + GridSearchCV)"] = lambda: TunedCleanLearning(seed)
     results = {name: timed(make, X, y, repeats) for name, make in methods.items()}
-    base = results["SVC()"][0]
+    base = results["SVC()"][0] if "SVC()" in results else float("nan")
     size = f"{n}, {classes} classes, seed {seed}"
     rows = []
     for name, (wall, cpu, model) in results.items():
@@ -345,6 +356,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="classifier sizes: no SVC + GridSearchCV (or cleanlab around it) above these rows",
     )
+    parser.add_argument(
+        "--peers-max",
+        type=int,
+        default=None,
+        help="classifier sizes: the classifier alone (no SVC, no cleanlab) above these rows",
+    )
     parser.add_argument("--seeds", type=int, nargs="*", default=[0])
     parser.add_argument("--dtype", choices=("float64", "float32"), default="float64")
     parser.add_argument("--repeats", type=int, default=1)
@@ -368,7 +385,9 @@ def main(argv: list[str] | None = None) -> int:
             print(markdown_table(pd.DataFrame(part)), flush=True)
         for n in args.classifier_sizes:
             for seed in args.seeds:
-                part = classifier_rows(n, args.classes, seed, args.repeats, args.grid_max)
+                part = classifier_rows(
+                    n, args.classes, seed, args.repeats, args.grid_max, args.peers_max
+                )
                 rows += part
                 print(markdown_table(pd.DataFrame(part)), flush=True)
     write_section(
