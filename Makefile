@@ -9,7 +9,7 @@ OLDEST_STAMP := $(OLDEST)/.installed
 # The tests that run scikit-learn's estimator checks and use its private helpers (_fit_context,
 # _param_validation): the ones most likely to break on the oldest scikit-learn we support.
 OLDEST_TESTS := tests/test_subquantile_estimators.py tests/test_baselines.py tests/test_meta_estimators.py \
-	tests/test_metric_kernel_ridge.py
+	tests/test_metric_kernel_ridge.py tests/test_hinge_classifier.py
 ONE_THREAD := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 .PHONY: venv demo test test-slow docs docs-check lint wheel-check test-oldest bench bench-peers bench-robust reproduce clean

@@ -1,5 +1,6 @@
 """The classifier's hinge losses (a trimmed SVM): against libsvm itself, Platt's sigmoid and
-pairwise coupling computed independently, repeated rows, and hostile input."""
+pairwise coupling computed independently, and hostile input (integer weights against repeated
+rows: tests/test_properties.py)."""
 
 from __future__ import annotations
 
@@ -19,10 +20,6 @@ from robustkernel._kernel_model.losses import HingeLoss
 from robustkernel._kernel_model.pairwise import PairwisePlatt, coupled, ovr_decision
 from robustkernel.subquantile._folds import FLAG_CALIBRATION_C, flag_probabilities
 from robustkernel.subquantile._label_noise import clearly_fewer_errors
-
-hypothesis = pytest.importorskip("hypothesis", reason="property tests need hypothesis")
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 GIVEN = {"alpha": 0.05, "gamma": 0.5, "refine": None}  # C = 1 / (2 alpha) = 10
 
@@ -182,23 +179,6 @@ def test_probabilities_decision_and_predict_agree():
     np.testing.assert_array_equal(model.classes_[proba.argmax(axis=1)], predicted)
     np.testing.assert_array_equal(model.classes_[model.decision_function(X).argmax(1)], predicted)
     assert model.probA_.shape == (3,) and model.score(X, y) > 0.9
-
-
-@settings(max_examples=8, deadline=None, derandomize=True)
-@given(seed=st.integers(0, 2**16), n_classes=st.integers(2, 3))
-def test_integer_weights_fit_as_repeated_rows_under_the_hinge_loss(seed, n_classes):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(40, 2))
-    y = (X[:, 0] > 0).astype(int) + (n_classes == 3) * (X[:, 1] > 0.5)
-    y[:4] = (y[:4] + 1) % n_classes
-    weights = rng.integers(0, 4, size=40).astype(float)
-    weights[np.unique(y, return_index=True)[1]] = 1.0  # every class keeps a row
-    rows = np.repeat(np.arange(40), weights.astype(int))
-    model = SubquantileKernelClassifier(0.2, loss="hinge", **GIVEN)
-    weighted = clone(model).fit(X, y, sample_weight=weights)
-    repeated = clone(model).fit(X[rows], y[rows])
-    X_test = rng.normal(size=(20, 2))
-    np.testing.assert_allclose(weighted._decision(X_test), repeated._decision(X_test), atol=1e-5)
 
 
 def test_one_standard_error_rule_between_two_losses():

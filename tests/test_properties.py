@@ -15,6 +15,7 @@ import pytest
 hypothesis = pytest.importorskip("hypothesis", reason="property tests need hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from sklearn.base import clone  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.linear_model import LogisticRegression, Ridge  # noqa: E402
 
@@ -170,3 +171,20 @@ def test_networks_are_finite_or_refuse(make, data):
     X, y, _ = data.draw(tables(classification=classification))
     outputs = "predict_proba" if classification else "predict"
     fits_finitely_or_refuses(model, X, y, None, outputs)
+
+
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**16), n_classes=st.integers(2, 3))
+def test_integer_weights_fit_as_repeated_rows_under_the_hinge_loss(seed, n_classes):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int) + (n_classes == 3) * (X[:, 1] > 0.5)
+    y[:4] = (y[:4] + 1) % n_classes
+    weights = rng.integers(0, 4, size=40).astype(float)
+    weights[np.unique(y, return_index=True)[1]] = 1.0  # every class keeps a row
+    rows = np.repeat(np.arange(40), weights.astype(int))
+    model = SubquantileKernelClassifier(0.2, loss="hinge", alpha=0.05, gamma=0.5, refine=None)
+    weighted = clone(model).fit(X, y, sample_weight=weights)
+    repeated = clone(model).fit(X[rows], y[rows])
+    X_test = rng.normal(size=(20, 2))
+    np.testing.assert_allclose(weighted._decision(X_test), repeated._decision(X_test), atol=1e-5)
