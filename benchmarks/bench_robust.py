@@ -949,7 +949,8 @@ CLASSIFICATION_METHODS: dict[str, Method] = {
     "subq_auto": Method(
         lambda c: SubquantileKernelClassifier(loss="auto"),
         "SubquantileKernelClassifier(loss=\"auto\"): the log and the hinge loss each run the "
-        "label-noise fit, the hinge kept where its out-of-fold error is clearly lower",
+        "label-noise fit; the log loss kept for two classes, the hinge for more, unless the "
+        "other's out-of-fold error is clearly lower",
         library=True,
     ),
     "subq_hinge": Method(

@@ -627,7 +627,7 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         alpha is a penalty of the log loss; the papers' estimator). The default is the log
         loss: on ``bench_robust.py``'s 51 label-noise cells (3 seeds) "auto" is best or
         within 2 points in more cells (see BENCHMARKS.md, "Classifier losses") with a smaller
-        median gap to the oracle, but a larger worst gap, at five times the time. The hinge
+        median gap to the oracle, but a larger worst gap, at six times the time. The hinge
         losses fit in
         memory with the "alternating" solver, without ``radius`` or ``device``.
 

@@ -545,17 +545,16 @@ class InMemoryFit:
             return hinge
         labels = class_indices(self.Y)
         both = hinge.kept & log.kept
+        # the side kept unless the other is clearly better: the hinge for three or more classes
+        default, other = (hinge, log) if labels.max() >= 2 else (log, hinge)
         wrong = [
             stage.problem.loss.predicted_classes(stage.fold_outputs)[both] != labels[both]
-            for stage in (log, hinge)
+            for stage in (other, default)
         ]
         weights = np.ones(int(both.sum())) if self.sample_weight is None else (
             self.sample_weight[both]
         )
-        if labels.max() >= 2:  # three or more classes: the hinge unless the log loss is
-            # clearly better (for two classes the other way round)
-            return log if _label_noise.clearly_fewer_errors(wrong[0], wrong[1], weights) else hinge
-        return hinge if _label_noise.clearly_fewer_errors(wrong[1], wrong[0], weights) else log
+        return other if _label_noise.clearly_fewer_errors(*wrong, weights) else default
 
     def _fit_label_noise(self, candidates: Candidates, warn: bool = True) -> Stage:
         """Classifier, epsilon, alpha and gamma "auto": confident learning, then the model.
@@ -573,9 +572,10 @@ class InMemoryFit:
         4. alpha and gamma are chosen again with the flagged rows out of the fold fits and of
            the score, and the model is fitted once on the unflagged rows.
 
-        The hinge losses' probabilities are Platt's sigmoids of the pairs' out-of-fold outputs,
-        coupled (:func:`._folds.fold_probabilities`); those of the final choice calibrate the
-        model's ``predict_proba``. Where the labels are unpredictable nothing is flagged, with
+        The hinge losses' flags read a multinomial regression on the pairs' out-of-fold votes
+        (:func:`._folds.flag_probabilities`); the no-signal guard and ``predict_proba`` read
+        Platt's sigmoids of the pairs' outputs, coupled (:func:`._folds.fold_probabilities`,
+        those of the final choice). Where the labels are unpredictable nothing is flagged, with
         a warning (``warn``), and the stage has no ``fold_outputs``.
         """
         n = self.X.shape[0]
