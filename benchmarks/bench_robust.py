@@ -73,7 +73,11 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.svm import SVC
 
 import robustkernel
-from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
+from robustkernel import (
+    SubquantileClassifier,
+    SubquantileKernelClassifier,
+    SubquantileKernelRegressor,
+)
 from robustkernel._atomic import atomic_write
 from robustkernel._report import cpu_description, markdown_table, replace_markdown_section
 from robustkernel.baselines import BASELINES
@@ -957,6 +961,11 @@ CLASSIFICATION_METHODS: dict[str, Method] = {
         lambda c: SubquantileKernelClassifier(loss="hinge"),
         "SubquantileKernelClassifier(loss=\"hinge\"): a trimmed SVM per pair of classes, "
         "other parameters default",
+        library=True,
+    ),
+    "subq_meta_svc": Method(
+        lambda c: SubquantileClassifier(SVC(random_state=c.seed), random_state=c.seed),
+        "SubquantileClassifier(SVC()): the meta-estimator around scikit-learn's SVC, defaults",
         library=True,
     ),
     "subq_true_eps": Method(

@@ -7,6 +7,7 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
+from scipy.linalg import LinAlgError
 from scipy.special import expit, softmax
 from sklearn.base import (
     BaseEstimator,
@@ -43,15 +44,15 @@ from .._kernel_model.estimator import class_labels, single_class_error
 from .._kernel_model.losses import SquaredLoss
 from .._version_stamp import VersionStamped
 from ..subquantile._auto_epsilon import (
-    CLASSIFICATION_PROBABILITY,
-    CLASSIFICATION_START,
     MAX_EPSILON,
     MAX_ROUNDS,
     REGRESSION_START,
     beyond_scale,
 )
+from ..subquantile._folds import regression_probabilities
 from ..subquantile._high_breakdown import high_breakdown_start
 from ..subquantile._hyperparameters import robust_gamma
+from ..subquantile._label_noise import ROUNDS, flagged_rows, unpredictable
 from ..subquantile._objective import ClassFloors, weighted_subquantile
 from ._selection import fit_rows, out_of_fold_losses
 
@@ -225,8 +226,16 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
         self._fits += 1
         return fit_rows(self._estimator, X, y, row_weights, self._weighted)
 
-    def _honest_losses(self, X: Any, y: np.ndarray, fitted: Any, row_weights: np.ndarray):
-        """Out-of-fold losses of the kept rows, out-of-sample losses of the others."""
+    def _honest_losses(
+        self,
+        X: Any,
+        y: np.ndarray,
+        fitted: Any,
+        row_weights: np.ndarray,
+        row_values: Any = None,
+    ):
+        """Out-of-fold losses of the kept rows, out-of-sample losses of the others (or of
+        ``row_values(fitted, X, y)``, another per-row quantity, in place of the losses)."""
         n_folds = self._n_folds
         n_kept = int(np.count_nonzero(row_weights > 0))
         if n_kept < n_folds:
@@ -238,7 +247,8 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
             )
         self._fits += n_folds
         return out_of_fold_losses(
-            self._estimator, fitted, X, y, row_weights, self._weighted, self._row_losses,
+            self._estimator, fitted, X, y, row_weights, self._weighted,
+            self._row_losses if row_values is None else row_values,
             n_folds, self._seed, stratify=isinstance(self, ClassifierMixin),
         )
 
@@ -623,7 +633,10 @@ class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
         # in units of each feature's spread: the start's kernels neither overflow (features of
         # 1e150) nor depend on the units (the wrapped estimator sees X as given)
         Z = RobustScaler().fit_transform(numeric[rows])
-        start = high_breakdown_start(Z, Y, True, robust_gamma(Z), self._seed)
+        try:
+            start = high_breakdown_start(Z, Y, True, robust_gamma(Z), self._seed)
+        except LinAlgError:  # no start solvable (4 rows, 2 distinct): the fit on every row
+            return super()._start_rows(X, y, weights, present, floors)
         if start.kept.sum() < self._n_folds:  # too few for the folds of the first round
             return super()._start_rows(X, y, weights, present, floors)
         row_weights = np.zeros_like(weights)
@@ -647,10 +660,15 @@ class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
         None: ``HistGradientBoostingClassifier()``.
     epsilon : float in [0, 0.5) or "auto", default="auto"
         Fraction of the rows (of the weight, with ``sample_weight``) left out. "auto"
-        estimates it: trim min(40%, half the smallest class's share) of the rows of largest
-        out-of-fold loss under the fit on every row, then refit on the kept rows and keep
-        those whose observed label gets an out-of-fold probability of at least 0.2, until the
-        flagged rows repeat; at least half of every class is kept.
+        estimates it by confident learning, as ``SubquantileKernelClassifier`` does: the
+        out-of-fold class probabilities of the fit on every row flag the rows whose label
+        the data contradict (a threshold per class, pruning by the estimated share of flips
+        of each pair of classes), the estimator is refitted without them and flags again,
+        until the flags repeat (at most 3 fits); at least half of every class is kept.
+        Probabilities come from ``predict_proba``, or, for an estimator with
+        ``decision_function`` only (``SVC()``), from a multinomial logistic regression of the
+        given labels on its out-of-fold scores. Where they show no evidence about the labels
+        (random labels), nothing is flagged, with a warning.
     n_folds : int >= 2 or None, default=None
         Folds of the out-of-fold losses. None: a given epsilon ranks the rows by the loss of
         the model fitted on the kept rows (the papers' alternating algorithm), and
@@ -661,11 +679,12 @@ class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
         neighbours): it then explains the corrupted rows it was fitted on, and in-sample
         losses keep them.
     max_iter : int, default=100
-        Most fits of the alternation (a given epsilon; "auto" stops after 20 rounds).
+        Most fits of the alternation (a given epsilon; "auto" stops after 3 rounds).
     random_state : int, RandomState instance or None, default=None
         Seeds the shuffled folds of the out-of-fold losses.
     verbose : int, default=0
-        Print the number of rows that changed at every iteration when positive.
+        Print the number of rows that changed at every iteration (the share flagged at every
+        round, with epsilon="auto") when positive.
 
     Attributes
     ----------
@@ -676,8 +695,10 @@ class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
         weight 0).
     outlier_scores_ : ndarray of shape (n_samples,)
         The log loss -log p(observed label) of every row that the final selection ranked
-        (out of fold with epsilon="auto" or ``n_folds``); p from ``predict_proba``, else the
-        sigmoid or softmax of ``decision_function``, at least 1e-15. Larger is more suspect.
+        (out of fold with epsilon="auto" or ``n_folds``), at least 1e-15; p from
+        ``predict_proba``, else the sigmoid or softmax of ``decision_function`` (with
+        epsilon="auto", the regression's probabilities of the flags). Larger is more
+        suspect.
     threshold_ : float
         The largest loss among the kept rows (of the last trim's ranking).
     row_weights_ : ndarray of shape (n_samples,)
@@ -813,12 +834,99 @@ class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
         p = np.where(seen, P[np.arange(len(y)), column], PROBABILITY_FLOOR)
         return -np.log(np.maximum(p, PROBABILITY_FLOOR))
 
-    def _flags(self, losses: np.ndarray, row_weights: np.ndarray, weights: np.ndarray):
-        return losses > -np.log(CLASSIFICATION_PROBABILITY)
+    def _estimate_epsilon(
+        self, X: Any, y: np.ndarray, weights: np.ndarray, present: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """epsilon="auto": confident learning on out-of-fold probabilities, in rounds.
 
-    def _start_epsilon(self, y: np.ndarray) -> float:
-        shares = np.unique(y, return_counts=True)[1] / len(y)
-        return min(CLASSIFICATION_START, 0.5 * float(shares.min()))
+        The estimator is fitted on every row; the out-of-fold class probabilities of the rows
+        flag those whose label the data contradict (:func:`.label_issues`: a threshold per
+        class, the calibrated confident joint, pruning by the noise rate of each pair; half
+        of every class kept, at most ``MAX_EPSILON`` of the weight flagged); the estimator is
+        fitted again without them, and its out-of-fold probabilities flag again, until the
+        flags repeat (at most ``ROUNDS`` fits). Probabilities come from ``predict_proba``;
+        an estimator with ``decision_function`` only (``SVC()``) has its out-of-fold scores
+        calibrated by a multinomial logistic regression of the given labels on them, fitted
+        on the kept rows (:func:`.regression_probabilities`, as the kernel classifier's
+        hinge losses). Where the probabilities show no evidence about the labels
+        (:func:`.unpredictable`), nothing is flagged, with a warning.
+        """
+        rows = np.flatnonzero(present)
+        self._classes = np.unique(y[rows])
+        labels = np.searchsorted(self._classes, y[rows])
+        relative = weights[rows] / weights[rows].max()  # the same flags at any weight scale
+        floors = ClassFloors.from_labels(labels)  # whole rows: the flags are per row
+        row_weights = np.where(present, weights, 0.0)
+        self.converged_ = False
+        for iteration in range(1, ROUNDS + 1):
+            self.n_iter_ = iteration
+            self.estimator_ = self._fit(X, y, row_weights)
+            P, fitted = self._honest_probabilities(X, y, row_weights, rows, labels)
+            if iteration == 1:
+                reason = unpredictable(
+                    P[rows], labels, relative, fitted, lambda P=P: P[rows].argmax(axis=1) != labels
+                )
+                if reason is not None:
+                    warnings.warn(f"{type(self).__name__}: {reason}", UserWarning, stacklevel=3)
+                    self.converged_ = True
+                    break
+            new_weights = np.zeros_like(weights)
+            flagged = flagged_rows(P[rows], labels, relative, floors)
+            new_weights[rows] = np.where(flagged, 0.0, weights[rows])
+            if self.verbose:
+                print(
+                    f"[{type(self).__name__}] round {iteration}: "
+                    f"{weights[rows][flagged].sum() / weights.sum():.1%} of the rows flagged"
+                )
+            if np.array_equal(new_weights, row_weights):
+                self.converged_ = True
+                break
+            row_weights = new_weights
+        else:  # the flags of the last round: the estimator fitted without them
+            self.estimator_ = self._fit(X, y, row_weights)
+        column = np.clip(np.searchsorted(self._classes, y), 0, self._classes.size - 1)
+        given = np.where(self._classes[column] == y, P[np.arange(len(y)), column], 0.0)
+        losses = -np.log(np.maximum(given, PROBABILITY_FLOOR))
+        self.threshold_ = float(np.max(losses[row_weights > 0]))
+        return row_weights, losses
+
+    def _honest_probabilities(
+        self, X: Any, y: np.ndarray, row_weights: np.ndarray, rows: np.ndarray,
+        labels: np.ndarray,
+    ) -> tuple[np.ndarray, int]:
+        """Class probabilities (n_samples, n_classes) of every row from models that never saw
+        it (out of fold for the kept rows, the model on the kept rows for the others), and
+        the number of their parameters fitted on these rows (the calibration's)."""
+        scores = self._honest_losses(X, y, self.estimator_, row_weights, self._row_scores)
+        if self._probabilistic:
+            return scores, 0
+        K = self._classes.size
+        Z = scores[:, 1:] if K == 2 else scores  # two classes: the one decision value
+        given = np.zeros(len(y), dtype=int)  # rows of weight 0 are scored, not regressed on
+        given[rows] = labels
+        P = regression_probabilities(Z, given, row_weights / row_weights.max(), K)
+        return P, (Z.shape[1] + 1) * (1 if K == 2 else K)
+
+    def _row_scores(self, fitted: Any, X: Any, y: np.ndarray) -> np.ndarray:
+        """(n_samples, n_classes): ``predict_proba``'s columns (0 for a class the model never
+        saw), or with ``decision_function`` only its columns (two classes: -f, f; a class the
+        model never saw: the row's smallest score)."""
+        if self._probabilistic or not hasattr(fitted, "decision_function"):
+            values, fill = self._finite(fitted, "predict_proba", X), None
+        else:
+            values = self._finite(fitted, "decision_function", X).astype(float)
+            if values.ndim == 1:
+                values = np.c_[-values, values]
+            fill = values.min(axis=1, keepdims=True)
+        scores = np.zeros((values.shape[0], self._classes.size))
+        if fill is not None:
+            scores[:] = fill
+        scores[:, np.searchsorted(self._classes, fitted.classes_)] = values
+        return scores
+
+    @property
+    def _probabilistic(self) -> bool:
+        return hasattr(self._estimator, "predict_proba")
 
     def _floors(self, y: np.ndarray, weights: np.ndarray | None) -> ClassFloors:
         """Half of every class's rows (of its weight), rounded up for whole rows."""

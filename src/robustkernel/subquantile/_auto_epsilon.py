@@ -63,7 +63,6 @@ from ._groups import deletable_groups
 from ._objective import Evaluation, FeatureProblem, Problem
 
 REGRESSION_START = 0.4
-CLASSIFICATION_START = 0.4  # the meta-estimators' starting trim of classifiers
 MAX_EPSILON = 0.49
 MAX_ROUNDS = 20
 # The refits of epsilon="auto" stop once the flagged set moves by at most this fraction of the

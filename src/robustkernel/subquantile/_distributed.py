@@ -60,7 +60,8 @@ from tqdm.auto import tqdm
 from .._fractions import n_kept
 from .._kernel_model.estimator import single_class_error
 from .._kernel_model.kernels import kernel_params
-from .._kernel_model.losses import BinaryLogLoss, Loss, SoftmaxLoss, SquaredLoss
+from .._kernel_model.losses import BinaryLogLoss, HingeLoss, Loss, SoftmaxLoss, SquaredLoss
+from .._kernel_model.pairwise import PairwisePlatt
 from . import _auto_epsilon
 from ._feature_scaling import FeatureScaling
 from ._features import fit_feature_map
@@ -87,8 +88,9 @@ def distributed_fit(
     y = _checked_inputs(task, X, y)
     X = X.astype(np.float64).rechunk({1: -1})
     n, d = X.shape
-    epsilon, alpha, gamma, sample = _resolved_settings(settings, X, y, sample_fit)
-    targets = _encoded_targets(task, y, X.chunks[0], settings.estimator)
+    hinge = settings.params.get("loss") == "squared_hinge"
+    epsilon, alpha, gamma, sample = _resolved_settings(settings, X, y, sample_fit, hinge)
+    targets = _encoded_targets(task, y, X.chunks[0], settings.estimator, hinge)
     chosen: dict[str, Any] = {}
     start = None
     if settings.kernel == "auto":  # the sample's kernel and units; its inliers start the fit
@@ -155,6 +157,8 @@ def distributed_fit(
         alpha=alpha,
         gamma=gamma,
         n_features_in=d,
+        loss="squared_hinge" if hinge else None,
+        calibration=PairwisePlatt(sample.probA_, sample.probB_) if hinge else None,
         **chosen,
     )
 
@@ -249,7 +253,7 @@ class _ChunkedData:
         self.X, self.Y, self.feature_map, self.loss = X, Y, feature_map, loss
         self.n = X.shape[0]
         self.m = feature_map.components_.shape[0]
-        self.C = Y.shape[1]
+        self.C = loss.n_outputs(np.empty((0, Y.shape[1])))  # the outputs (the hinge: pairs)
         self.nblocks = len(X.chunks[0])
 
     def every_row(self) -> Any:
@@ -294,20 +298,22 @@ class _ChunkedData:
 
 
 def _resolved_settings(
-    settings: FitSettings, X: Any, y: Any, sample_fit: Callable[..., Any]
+    settings: FitSettings, X: Any, y: Any, sample_fit: Callable[..., Any], hinge: bool
 ) -> tuple[float, float, float | None, Any]:
     """epsilon, alpha and gamma of the Dask fit: as given, or those of the in-memory fit on a
     sample of rows where "auto" (alpha scaled to the whole data's row count); and that fit
-    (None where nothing is "auto"). kernel="auto" is chosen by the sample's fit too."""
+    (None where nothing is "auto" and the loss is not the squared hinge, whose Platt
+    sigmoids come from it: the sample's model has the same penalty per row). kernel="auto"
+    is chosen by the sample's fit too."""
     automatic = ("epsilon", "alpha", "gamma", "kernel")
-    if not any(settings.is_auto(name) for name in automatic):
+    if not hinge and not any(settings.is_auto(name) for name in automatic):
         return float(settings.epsilon), float(settings.alpha), settings.gamma, None
     n = X.shape[0]
     rows = sample_rows(n, settings.random_state)
     sample = sample_fit(X[rows].compute(), np.asarray(y[rows].compute()))
     epsilon = sample.epsilon_ if settings.is_auto("epsilon") else settings.epsilon
-    alpha = float(sample.alpha_) * (n / rows.size if settings.is_auto("alpha") else 1.0)
-    return float(epsilon), alpha, sample.gamma_, sample
+    alpha = float(sample.alpha_) * (n / rows.size) if settings.is_auto("alpha") else settings.alpha
+    return float(epsilon), float(alpha), sample.gamma_, sample
 
 
 def _sample_model_losses(sample: Any, X: Any, Y: Any) -> Any:
@@ -345,9 +351,10 @@ class _DaskTargets:
 
 
 def _encoded_targets(
-    task: Task, y: Any, row_chunks: tuple[int, ...], estimator: str
+    task: Task, y: Any, row_chunks: tuple[int, ...], estimator: str, hinge: bool = False
 ) -> _DaskTargets:
-    """The targets of ``task`` chunked as the rows of X (``KernelModel``'s encoding, on Dask)."""
+    """The targets of ``task`` chunked as the rows of X (``KernelModel``'s encoding, on Dask);
+    a classifier's loss is the log loss, or with ``hinge`` the squared hinge per pair."""
     import dask.array as da
 
     y = y.rechunk((row_chunks,) + ((-1,) if y.ndim == 2 else ()))
@@ -366,6 +373,8 @@ def _encoded_targets(
     )
     counts = np.bincount(labels.compute(), minlength=classes.size)
     loss = BinaryLogLoss() if C == 1 else SoftmaxLoss()
+    if hinge:
+        loss = HingeLoss.named("squared_hinge")
     return _DaskTargets(Y, loss, (labels, (counts + 1) // 2), classes, classes.size == 2)
 
 

@@ -628,8 +628,10 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         loss: on ``bench_robust.py``'s 51 label-noise cells (3 seeds) "auto" is best or
         within 2 points in more cells (see BENCHMARKS.md, "Classifier losses") with a smaller
         median gap to the oracle, but a larger worst gap, at six times the time. The hinge
-        losses fit in
-        memory with the "alternating" solver, without ``radius`` or ``device``.
+        losses fit with the "alternating" solver, without ``radius`` or ``device``; on a
+        Dask array, "squared_hinge" (as passes over the chunks of the features; Platt's
+        sigmoids from the in-memory fit on the sample of rows that "auto" settings come
+        from) and "auto", which is the log loss there.
 
     Attributes
     ----------

@@ -24,6 +24,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from types import ModuleType
 from typing import Any
 
@@ -592,40 +593,18 @@ class InMemoryFit:
         if calibration is None:
             P = _label_noise.tempered(outputs, labels, weights)
         fitted = 1 if calibration is None else 2 * calibration.A.size
-        gain, margin = _label_noise.brier_gain(P, labels, weights, fitted)
-        at_chance = gain <= margin
-        if at_chance:  # and the errors: the chosen pair on folds dealt anew (the least error
-            # of the grid is biased low)
-            chance, error_margin = _label_noise.chance_level(labels, weights)
-            fresh = out_of_fold_outputs(
-                first.problem, every_row, [first.alpha], seed=_label_noise.FRESH_FOLDS_SEED
-            )[0]
-            wrong = self.target.loss.predicted_classes(fresh) != labels
-            error = weights @ wrong / weights.sum()
-            at_chance = error >= chance - error_margin
+        reason = _label_noise.unpredictable(
+            P, labels, weights, fitted, partial(self._fresh_fold_errors, first, labels)
+        )
+        at_chance = reason is not None
         if at_chance and warn:
-            warnings.warn(
-                f"{self.settings.estimator}: the out-of-fold probabilities of the best model "
-                f"lower the Brier score of the class shares alone by {gain:.3f} a row, not "
-                f"by {_label_noise.CHANCE_STANDARD_ERRORS:g} standard errors ({margin:.3f}), "
-                f"and its out-of-fold error ({error:.3f}) is not below the most frequent "
-                f"class's ({chance:.3f}) by {_label_noise.ERROR_STANDARD_ERRORS:g} standard "
-                f"errors ({error_margin:.3f}): "
-                "the features carry no evidence about the labels that these rows can show, so "
-                "no label is flagged as wrong (epsilon_ = 0).",
-                UserWarning,
-                stacklevel=2,
-            )
+            warnings.warn(f"{self.settings.estimator}: {reason}", UserWarning, stacklevel=2)
         rounds = 0 if at_chance else _label_noise.ROUNDS
         for round_ in range(rounds):
             if round_:
                 outputs = out_of_fold_outputs(first.problem, kept, [first.alpha])[0]
             P = flag_probabilities(self.target.loss, outputs, labels, weights * kept)
-            given = P[np.arange(n), labels]
-            flagged = _label_noise.label_issues(P, labels, weights)
-            flagged = floors.protect(every_row, flagged, -given)
-            if weights @ flagged > _auto_epsilon.MAX_EPSILON * weights.sum():
-                flagged = ~smallest(-given, n_kept(n, _auto_epsilon.MAX_EPSILON))
+            flagged = _label_noise.flagged_rows(P, labels, weights, floors)
             if np.array_equal(~flagged, kept):
                 break
             kept = ~flagged
@@ -643,6 +622,16 @@ class InMemoryFit:
             calibration=calibration,
             fold_outputs=None if at_chance else best.outputs,
         )
+
+    def _fresh_fold_errors(self, choice: OutOfFoldChoice, labels: np.ndarray) -> np.ndarray:
+        """Whether each row's out-of-fold prediction at ``choice``'s (gamma, alpha) misses its
+        label, on folds dealt in an order drawn from ``FRESH_FOLDS_SEED``: the least error of
+        the grid is biased low."""
+        every_row = np.ones(labels.size, dtype=bool)
+        fresh = out_of_fold_outputs(
+            choice.problem, every_row, [choice.alpha], seed=_label_noise.FRESH_FOLDS_SEED
+        )[0]
+        return self.target.loss.predicted_classes(fresh) != labels
 
     def _out_of_fold_choice(
         self, candidates: Candidates, kept: np.ndarray, labels: np.ndarray, weights: np.ndarray

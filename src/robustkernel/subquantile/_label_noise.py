@@ -21,10 +21,16 @@ This module computes on probabilities only; the fits that produce them live in t
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from .._fractions import n_kept
 from .._kernel_model.losses import class_probabilities
+from ._auto_epsilon import MAX_EPSILON
+from ._high_breakdown import smallest
+from ._objective import ClassFloors
 
 # Rounds of flags, each from fold models fitted without the previous round's flagged rows.
 # benchmarks/bench_robust.py --task classification (51 cells, 3 seeds): the flags of the first
@@ -243,3 +249,84 @@ def clearly_fewer_errors(
     difference = wrong_candidate.astype(float) - wrong_default
     mean, standard_error = _mean_and_standard_error(difference, weights)
     return mean < -LOSS_STANDARD_ERRORS * standard_error
+
+
+def unpredictable(
+    P: np.ndarray,
+    labels: np.ndarray,
+    weights: np.ndarray,
+    fitted: int,
+    out_of_fold_wrong: Callable[[], np.ndarray],
+) -> str | None:
+    """Why the labels look unpredictable, or None where the probabilities carry evidence.
+
+    The labels are unpredictable where the out-of-fold probabilities ``P`` do not lower the
+    Brier score of the class shares by ``CHANCE_STANDARD_ERRORS`` standard errors
+    (:func:`brier_gain`) and the out-of-fold errors (``out_of_fold_wrong()``, computed only
+    then) are not below the most frequent class's by ``ERROR_STANDARD_ERRORS`` standard errors
+    (:func:`chance_level`).
+
+    Parameters
+    ----------
+    P : ndarray of shape (n_samples, n_classes)
+        Calibrated out-of-fold class probabilities.
+    labels : ndarray of int, shape (n_samples,)
+        Given class indices.
+    weights : ndarray of shape (n_samples,)
+        Row weights.
+    fitted : int
+        Parameters of P fitted on these rows.
+    out_of_fold_wrong : callable
+        Returns whether each row's out-of-fold prediction misses its given label.
+
+    Returns
+    -------
+    reason : str or None
+        The sentence a warning gives.
+    """
+    gain, margin = brier_gain(P, labels, weights, fitted)
+    if gain > margin:
+        return None
+    chance, error_margin = chance_level(labels, weights)
+    error = float(weights @ out_of_fold_wrong() / weights.sum())
+    if error < chance - error_margin:
+        return None
+    return (
+        f"the out-of-fold probabilities of the model lower the Brier score of the class shares "
+        f"alone by {gain:.3f} a row, not by {CHANCE_STANDARD_ERRORS:g} standard errors "
+        f"({margin:.3f}), and its out-of-fold error ({error:.3f}) is not below the most "
+        f"frequent class's ({chance:.3f}) by {ERROR_STANDARD_ERRORS:g} standard errors "
+        f"({error_margin:.3f}): the features carry no evidence about the labels that these "
+        "rows can show, so no label is flagged as wrong (epsilon_ = 0)."
+    )
+
+
+def flagged_rows(
+    P: np.ndarray, labels: np.ndarray, weights: np.ndarray, floors: ClassFloors
+) -> np.ndarray:
+    """The rows one round of confident learning flags: :func:`label_issues`, less the rows a
+    class needs to keep half of its rows (``floors``, the rows of largest probability of
+    their label first), and at most ``MAX_EPSILON`` of the weight (beyond it, the rows of
+    smallest probability of their label).
+
+    Parameters
+    ----------
+    P : ndarray of shape (n_samples, n_classes)
+        Out-of-fold class probabilities.
+    labels : ndarray of int, shape (n_samples,)
+        Given class indices.
+    weights : ndarray of shape (n_samples,)
+        Row weights.
+    floors : ClassFloors
+        The rows each class keeps at least.
+
+    Returns
+    -------
+    flagged : ndarray of bool, shape (n_samples,)
+    """
+    n = labels.size
+    given = P[np.arange(n), labels]
+    flagged = floors.protect(np.ones(n, dtype=bool), label_issues(P, labels, weights), -given)
+    if weights @ flagged > MAX_EPSILON * weights.sum():
+        flagged = ~smallest(-given, n_kept(n, MAX_EPSILON))
+    return flagged

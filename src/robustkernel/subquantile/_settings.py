@@ -101,8 +101,9 @@ BACKEND_SUPPORT: dict[str, dict[str, Allowed]] = {
         "device": _one_of(None),
         "link": _one_of("identity"),
         "loss": Allowed(
-            lambda value, params, task: value in ("auto", "log"),
-            "'auto' or 'log' (the hinge losses fit in memory; 'auto' is the log loss on Dask)",
+            lambda value, params, task: value in ("auto", "log", "squared_hinge"),
+            "'auto', 'log' or 'squared_hinge' (libsvm's hinge fits in memory; 'auto' is the "
+            "log loss on Dask)",
         ),
     },
 }
