@@ -52,39 +52,46 @@ WITHIN = 0.02
 STANDARD_ERRORS = 2.0
 
 
-def record(data: str, attack: str, eps: float, seed: int, data_home: str | None) -> dict:
-    """Both losses' fits on one split: per loss the kept rows, the out-of-fold predicted
-    classes (None where the fit found no evidence about the labels), the test accuracy and
-    the test probabilities."""
+def fit_with_stage(X: np.ndarray, y: np.ndarray, **params) -> tuple:
+    """``SubquantileKernelClassifier(**params).fit(X, y)`` and what its label-noise stage
+    saw: the stage (out-of-fold outputs ``fold_outputs``, ``kept`` rows), the class indices
+    of y and the loss object."""
     from robustkernel import SubquantileKernelClassifier
     from robustkernel._kernel_model.losses import class_indices
     from robustkernel.subquantile import _in_memory
 
+    original = _in_memory.InMemoryFit._fit_label_noise
+    seen = {}
+
+    def wrapped(self, candidates, warn=True):
+        stage = original(self, candidates, warn)
+        seen.update(stage=stage, labels=class_indices(self.Y), loss=self.target.loss)
+        return stage
+
+    _in_memory.InMemoryFit._fit_label_noise = wrapped
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = SubquantileKernelClassifier(**params).fit(X, y)
+    finally:
+        _in_memory.InMemoryFit._fit_label_noise = original
+    return model, seen["stage"], seen["labels"], seen["loss"]
+
+
+def record(data: str, attack: str, eps: float, seed: int, data_home: str | None) -> dict:
+    """Both losses' fits on one split: per loss the kept rows, the out-of-fold predicted
+    classes (None where the fit found no evidence about the labels), the test accuracy and
+    the test probabilities."""
     X, y = br.load_data(br.CLASSIFICATION, data, data_home, None)
     split = br.make_split(X, y, br.CLASSIFICATION, attack, eps, seed)
     out = {"corrupted": split.corrupted, "n_classes": int(np.unique(y).size)}
-    original = _in_memory.InMemoryFit._fit_label_noise
     for loss in ("log", "hinge"):
-        seen = {}
-
-        def wrapped(self, candidates, warn=True, seen=seen):
-            stage = original(self, candidates, warn)
-            seen.update(stage=stage, labels=class_indices(self.Y), loss=self.target.loss)
-            return stage
-
-        _in_memory.InMemoryFit._fit_label_noise = wrapped
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                model = SubquantileKernelClassifier(loss=loss).fit(split.X_train, split.y_train)
-        finally:
-            _in_memory.InMemoryFit._fit_label_noise = original
-        stage = seen["stage"]
+        model, stage, labels, loss_object = fit_with_stage(split.X_train, split.y_train, loss=loss)
         outputs = stage.fold_outputs
         out[loss] = {
             "kept": stage.kept.copy(),
-            "labels": seen["labels"],
-            "oof": None if outputs is None else seen["loss"].predicted_classes(outputs),
+            "labels": labels,
+            "oof": None if outputs is None else loss_object.predicted_classes(outputs),
             "accuracy": float(np.mean(model.predict(split.X_test) == split.y_test)),
             "proba": model.predict_proba(split.X_test),
             "test_labels": np.searchsorted(model.classes_, split.y_test),
@@ -175,7 +182,8 @@ def scores(fits: dict, peers: pd.DataFrame | None) -> pd.DataFrame:
     cells = sorted({key[:3] for key in fits})
     for name, rule in RULES.items():
         regrets, within = [], 0
-        head = {"rule": 0, **dict.fromkeys(PEERS, 0)} if peers is not None else None
+        present = [peer for peer in PEERS if peers is not None and peer in peers.columns]
+        head = {"rule": 0, **dict.fromkeys(present, 0)} if peers is not None else None
         for cell in cells:
             seeds = [fit for key, fit in fits.items() if key[:3] == cell]
             chosen = [accuracy(fit, rule(fit)) for fit in seeds]
@@ -185,7 +193,7 @@ def scores(fits: dict, peers: pd.DataFrame | None) -> pd.DataFrame:
             within += np.median(chosen) >= max(medians) - WITHIN - 1e-9
             if head is not None:
                 values = {"rule": float(np.median(chosen))}
-                values |= {peer: peers.loc[cell, peer] for peer in PEERS}
+                values |= {peer: peers.loc[cell, peer] for peer in present}
                 best = max(values.values())
                 for column, value in values.items():
                     head[column] += value >= best - WITHIN - 1e-9
@@ -196,8 +204,8 @@ def scores(fits: dict, peers: pd.DataFrame | None) -> pd.DataFrame:
             "cells within 2 points of the better loss": f"{within} / {len(cells)}",
         }
         if head is not None:
-            row["head to head (rule; svc_cv, cleanlab, cleanlab_tuned, logreg)"] = (
-                f"{head['rule']}; " + ", ".join(str(head[peer]) for peer in PEERS)
+            row[f"head to head (rule; {', '.join(present)})"] = (
+                f"{head['rule']}; " + ", ".join(str(head[peer]) for peer in present)
             )
         rows.append(row)
     return pd.DataFrame(rows)

@@ -1,0 +1,150 @@
+"""Forward loss correction (Patrini et al. 2017) against flagging and refitting, measured.
+
+For the label-noise cells of ``bench_robust.py`` (classification, eps >= 0.2 by default), the
+defaults ``SubquantileKernelClassifier()`` are fitted; their (gamma, alpha), out-of-fold
+probabilities (the softmax of the label-noise stage's out-of-fold logits) and kept rows are
+then reused by four fits of one solver, kernel softmax regression on the exact rbf kernel
+(f = K A + b, penalty alpha tr(A^T K A), L-BFGS), so that only the rows and the loss differ:
+
+- ``every row``: the plain log loss on every row (no noise handling);
+- ``kept rows``: the plain log loss on the rows the defaults keep (what the defaults fit; the
+  check that the solver is the library's: equal test accuracy in most fits);
+- ``forward, every row``: every row, the loss -log (T^T p)_y with T[true, given] from the
+  calibrated confident joint of the out-of-fold probabilities (``_label_noise.
+  confident_joint``, columns normalized), instead of leaving the flagged rows out;
+- ``forward, kept rows``: the kept rows with T estimated on them.
+
+Prints per cell the median test accuracy over seeds and a summary. Glass has duplicate rows,
+which the fit merges (its kept rows are then of the distinct rows): its seeds are skipped.
+The stages are read as in ``bench_loss_choice.py`` (a private method of the library wrapped:
+a diagnostic, not an API). Run from ``benchmarks/``::
+
+    ../.venv/bin/python bench_forward_correction.py --data-home ../../shared/datasets
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Sequence
+
+import bench_robust as br
+import numpy as np
+import pandas as pd
+from bench_loss_choice import fit_with_stage
+from joblib import Parallel, delayed
+from scipy.optimize import minimize
+from scipy.special import softmax
+from sklearn.metrics.pairwise import rbf_kernel
+
+VARIANTS = ("every row", "kept rows", "forward, every row", "forward, kept rows")
+
+
+def softmax_fit(
+    K: np.ndarray, labels: np.ndarray, alpha: float, T: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(A, b) minimizing sum_i -log (T^T softmax(K A + b)_i)_{y_i} + alpha tr(A^T K A) by
+    L-BFGS (T = I: the plain log loss)."""
+    n, C = K.shape[0], T.shape[0]
+
+    def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        A, b = theta[: n * C].reshape(n, C), theta[n * C :]
+        KA = K @ A
+        P = softmax(KA + b, axis=1)
+        given = np.maximum((P @ T)[np.arange(n), labels], 1e-300)
+        value = -np.log(given).sum() + alpha * np.sum(A * KA)
+        dP = -T[:, labels].T / given[:, None]  # d/dp_ij of -log sum_j p_ij T[j, y_i]
+        dF = P * (dP - np.sum(P * dP, axis=1, keepdims=True))
+        return value, np.concatenate([(K @ dF + 2 * alpha * KA).ravel(), dF.sum(axis=0)])
+
+    result = minimize(
+        objective, np.zeros(n * C + C), jac=True, method="L-BFGS-B",
+        options={"maxiter": 3000, "gtol": 1e-6},
+    )
+    return result.x[: n * C].reshape(n, C), result.x[n * C :]
+
+
+def transition(P: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """T[true, given] = P(given | true) from the calibrated confident joint (a true class no
+    row is estimated in: no flips from it)."""
+    from robustkernel.subquantile._label_noise import confident_joint
+
+    Q = confident_joint(P, labels, np.ones(labels.size))  # Q[given, true]
+    totals = Q.sum(axis=0)
+    T = np.eye(Q.shape[0])
+    estimated = totals > 0
+    T[estimated] = (Q[:, estimated] / totals[estimated]).T
+    return T
+
+
+def one_split(data: str, attack: str, eps: float, seed: int, data_home: str | None) -> dict:
+    """Test accuracy of the defaults and of the four variants on one split (None where the
+    fit merged duplicate rows or found no evidence about the labels)."""
+    X, y = br.load_data(br.CLASSIFICATION, data, data_home, None)
+    split = br.make_split(X, y, br.CLASSIFICATION, attack, eps, seed)
+    model, stage, labels, _ = fit_with_stage(split.X_train, split.y_train)
+    row = {"data": data, "attack": attack, "eps": eps, "seed": seed,
+           "defaults": float(model.score(split.X_test, split.y_test))}
+    outputs = stage.fold_outputs
+    merged = stage.kept.shape != split.y_train.shape  # the fit ran on the distinct rows
+    if merged or outputs is None or model.gamma_ is None:
+        return row
+    P = softmax(np.c_[np.zeros(len(outputs)), outputs] if outputs.shape[1] == 1 else outputs,
+                axis=1)
+    K = rbf_kernel(split.X_train, split.X_train, gamma=model.gamma_)
+    K_test = rbf_kernel(split.X_test, split.X_train, gamma=model.gamma_)
+    test_labels = np.searchsorted(model.classes_, split.y_test)
+    every, kept = np.arange(labels.size), np.flatnonzero(stage.kept)
+    identity = np.eye(P.shape[1])
+    runs = {
+        "every row": (every, identity),
+        "kept rows": (kept, identity),
+        "forward, every row": (every, transition(P, labels)),
+        "forward, kept rows": (kept, transition(P[kept], labels[kept])),
+    }
+    for name, (rows, T) in runs.items():
+        A, b = softmax_fit(K[np.ix_(rows, rows)], labels[rows], model.alpha_, T)
+        predicted = np.argmax(K_test[:, rows] @ A + b, axis=1)
+        row[name] = float(np.mean(predicted == test_labels))
+    return row
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds")
+    parser.add_argument("--eps", default="0.2,0.3", help="comma-separated corrupted fractions")
+    parser.add_argument("--data-home", default=None, help="folder of the papers' CSV files")
+    parser.add_argument("--n-jobs", type=int, default=2)
+    args = parser.parse_args(argv)
+    seeds = [int(s) for s in args.seeds.split(",")]
+    fractions = [float(e) for e in args.eps.split(",")]
+    keys = []
+    for data in br.DATA[br.CLASSIFICATION]:
+        n_classes = br._n_classes(br.CLASSIFICATION, data, args.data_home, None)
+        attacks = [a for a in br.ATTACKS[br.CLASSIFICATION] if n_classes > 2 or a != "pair_flip"]
+        for cell in br.cells([data], attacks, fractions):
+            keys.extend((*cell, seed) for seed in seeds)
+    start, load = time.perf_counter(), os.getloadavg()
+    rows = Parallel(n_jobs=args.n_jobs)(delayed(one_split)(*key, args.data_home) for key in keys)
+    runs = pd.DataFrame(rows).dropna()
+    cells = runs.groupby(["data", "attack", "eps"])[["defaults", *VARIANTS]].median()
+    cells = cells[runs.groupby(["data", "attack", "eps"]).size() == len(seeds)].reset_index()
+    print(f"Seeds {seeds}, eps {fractions}: {len(keys)} splits, {len(cells)} cells with every "
+          f"seed; wall {time.perf_counter() - start:.0f} s; load average before {load[0]:.2f}, "
+          f"after {os.getloadavg()[0]:.2f}.\n")
+    print(br.markdown_table(cells.round(3)))
+    gain = cells["forward, every row"] - cells["kept rows"]
+    summary = pd.DataFrame({
+        "variant": ["defaults", *VARIANTS],
+        "mean accuracy": [round(float(cells[c].mean()), 4) for c in ["defaults", *VARIANTS]],
+    })
+    print("\n" + br.markdown_table(summary))
+    print(f"\nforward, every row - kept rows: mean {gain.mean():+.4f}; better by more than 0.005 "
+          f"in {(gain > 0.005).sum()} cells, worse in {(gain < -0.005).sum()}; by attack: "
+          + ", ".join(f"{a} {g:+.3f}" for a, g in gain.groupby(cells["attack"]).mean().items()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
