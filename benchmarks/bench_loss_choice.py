@@ -10,7 +10,7 @@ that evidence alone are then scored against the test accuracy:
 - ``log`` / ``hinge``: always one loss;
 - ``auto (committed)``: the log loss for two classes, the hinge for more, unless the other's
   out-of-fold error on the rows both keep is lower by two paired standard errors (the
-  library's ``loss="auto"``);
+  library's ``loss="auto"``, its rule ``_label_noise.clearly_fewer_errors``);
 - ``... rows either keeps`` / ``... every row``: the same comparison on other rows;
 - ``average of the two``: no choice; the mean of the two fits' test probabilities;
 - ``fewer corrupted rows kept``: an oracle that knows which rows were corrupted;
@@ -46,10 +46,11 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
+from robustkernel.subquantile._label_noise import clearly_fewer_errors
+
 CACHE = Path(__file__).parent / ".cache" / "bench_loss_choice"
 PEERS = ("svc_cv", "cleanlab", "cleanlab_tuned", "logreg")
 WITHIN = 0.02
-STANDARD_ERRORS = 2.0
 
 
 def fit_with_stage(X: np.ndarray, y: np.ndarray, **params) -> tuple:
@@ -113,16 +114,6 @@ def cached_record(key: tuple, data_home: str | None, fingerprint: str) -> dict:
     return result
 
 
-def paired_lower(candidate: np.ndarray, default: np.ndarray) -> bool:
-    """Whether the candidate's 0/1 errors are below the default's by ``STANDARD_ERRORS``
-    standard errors of the mean paired difference."""
-    difference = candidate.astype(float) - default
-    if difference.size < 2:
-        return False
-    error = difference.std() / np.sqrt(difference.size)
-    return difference.mean() < -STANDARD_ERRORS * error
-
-
 def by_class_count(rows: str) -> Callable[[dict], str]:
     """The committed rule's comparison on the rows both keep ("both"), either keeps
     ("either") or every row ("all")."""
@@ -139,7 +130,8 @@ def by_class_count(rows: str) -> Callable[[dict], str]:
         labels = log["labels"][where]
         default, other = ("hinge", "log") if fit["n_classes"] >= 3 else ("log", "hinge")
         wrong = {name: fit[name]["oof"][where] != labels for name in ("log", "hinge")}
-        return other if paired_lower(wrong[other], wrong[default]) else default
+        weights = np.ones(int(where.sum()))
+        return other if clearly_fewer_errors(wrong[other], wrong[default], weights) else default
 
     return choose
 
