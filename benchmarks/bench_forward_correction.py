@@ -1,9 +1,9 @@
 """Forward loss correction (Patrini et al. 2017) against flagging and refitting, measured.
 
-For the label-noise cells of ``bench_robust.py`` (classification, eps >= 0.2 by default), the
-defaults ``SubquantileKernelClassifier()`` are fitted; their (gamma, alpha), out-of-fold
-probabilities (the softmax of the label-noise stage's out-of-fold logits) and kept rows are
-then reused by four fits of one solver, kernel softmax regression on the exact rbf kernel
+For the label-noise cells of ``bench_robust.py`` (classification, eps 0.2 and 0.3 by
+default), the defaults ``SubquantileKernelClassifier()`` are fitted; their (gamma, alpha),
+out-of-fold probabilities (the softmax of the label-noise stage's out-of-fold logits) and kept
+rows are then reused by four fits of one solver, kernel softmax regression on the exact rbf kernel
 (f = K A + b, penalty alpha tr(A^T K A), L-BFGS), so that only the rows and the loss differ:
 
 - ``every row``: the plain log loss on every row (no noise handling);
@@ -13,6 +13,13 @@ then reused by four fits of one solver, kernel softmax regression on the exact r
   calibrated confident joint of the out-of-fold probabilities (``_label_noise.
   confident_joint``, columns normalized), instead of leaving the flagged rows out;
 - ``forward, kept rows``: the kept rows with T estimated on them.
+
+The defaults themselves correct every row where the estimated flips go mostly into one class
+(three or more classes; ``noise_transition_`` set, ``_label_noise.flips_into_one_class``):
+their column is then the ``forward, every row`` fit's, up to the solver. Per split the CSV of
+``--splits-csv`` also holds whether they did (``corrected``), the estimated flips' share of
+the rows (``noise``) and the largest share of them in one given class (``concentration``): the
+two numbers the rule reads.
 
 Prints per cell the median test accuracy over seeds and a summary. Glass has duplicate rows,
 which the fit merges (its kept rows are then of the distinct rows): its seeds are skipped.
@@ -37,6 +44,8 @@ from joblib import Parallel, delayed
 from scipy.optimize import minimize
 from scipy.special import softmax
 from sklearn.metrics.pairwise import rbf_kernel
+
+from robustkernel.subquantile._label_noise import confident_joint, transition_matrix
 
 VARIANTS = ("every row", "kept rows", "forward, every row", "forward, kept rows")
 
@@ -66,16 +75,17 @@ def softmax_fit(
 
 
 def transition(P: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """T[true, given] = P(given | true) from the calibrated confident joint (a true class no
-    row is estimated in: no flips from it)."""
-    from robustkernel.subquantile._label_noise import confident_joint
+    """T[true, given] of the calibrated confident joint of ``P`` (the library's)."""
+    return transition_matrix(confident_joint(P, labels, np.ones(labels.size)))
 
+
+def transition_shape(P: np.ndarray, labels: np.ndarray) -> dict:
+    """The estimated flips' share of the rows (off-diagonal mass of the calibrated confident
+    joint) and the largest share of them that lands in one given class."""
     Q = confident_joint(P, labels, np.ones(labels.size))  # Q[given, true]
-    totals = Q.sum(axis=0)
-    T = np.eye(Q.shape[0])
-    estimated = totals > 0
-    T[estimated] = (Q[:, estimated] / totals[estimated]).T
-    return T
+    off = Q - np.diag(np.diag(Q))
+    noise = float(off.sum())
+    return {"noise": noise, "concentration": float(off.sum(axis=1).max() / noise) if noise else 0.0}
 
 
 def one_split(data: str, attack: str, eps: float, seed: int, data_home: str | None) -> dict:
@@ -85,7 +95,8 @@ def one_split(data: str, attack: str, eps: float, seed: int, data_home: str | No
     split = br.make_split(X, y, br.CLASSIFICATION, attack, eps, seed)
     model, stage, labels, _ = fit_with_stage(split.X_train, split.y_train)
     row = {"data": data, "attack": attack, "eps": eps, "seed": seed,
-           "defaults": float(model.score(split.X_test, split.y_test))}
+           "defaults": float(model.score(split.X_test, split.y_test)),
+           "corrected": model.noise_transition_ is not None}
     outputs = stage.fold_outputs
     merged = stage.kept.shape != split.y_train.shape  # the fit ran on the distinct rows
     if merged or outputs is None or model.gamma_ is None:
@@ -103,6 +114,7 @@ def one_split(data: str, attack: str, eps: float, seed: int, data_home: str | No
         "forward, every row": (every, transition(P, labels)),
         "forward, kept rows": (kept, transition(P[kept], labels[kept])),
     }
+    row.update(transition_shape(P, labels))
     for name, (rows, T) in runs.items():
         A, b = softmax_fit(K[np.ix_(rows, rows)], labels[rows], model.alpha_, T)
         predicted = np.argmax(K_test[:, rows] @ A + b, axis=1)
@@ -116,6 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--eps", default="0.2,0.3", help="comma-separated corrupted fractions")
     parser.add_argument("--data-home", default=None, help="folder of the papers' CSV files")
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--splits-csv", default="results/bench_forward_correction_splits.csv",
+                        help="where the per-split accuracies and transition shapes go")
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     fractions = [float(e) for e in args.eps.split(",")]
@@ -127,7 +141,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             keys.extend((*cell, seed) for seed in seeds)
     start, load = time.perf_counter(), os.getloadavg()
     rows = Parallel(n_jobs=args.n_jobs)(delayed(one_split)(*key, args.data_home) for key in keys)
-    runs = pd.DataFrame(rows).dropna()
+    runs = pd.DataFrame(rows)
+    runs.to_csv(args.splits_csv, index=False)
+    runs = runs.dropna()
     cells = runs.groupby(["data", "attack", "eps"])[["defaults", *VARIANTS]].median()
     cells = cells[runs.groupby(["data", "attack", "eps"]).size() == len(seeds)].reset_index()
     print(f"Seeds {seeds}, eps {fractions}: {len(keys)} splits, {len(cells)} cells with every "
@@ -143,7 +159,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\nforward, every row - kept rows: mean {gain.mean():+.4f}; better by more than 0.005 "
           f"in {(gain > 0.005).sum()} cells, worse in {(gain < -0.005).sum()}; by attack: "
           + ", ".join(f"{a} {g:+.3f}" for a, g in gain.groupby(cells["attack"]).mean().items()))
+    print_rule(runs)
     return 0
+
+
+def print_rule(runs: pd.DataFrame) -> None:
+    """Where the defaults corrected (the library's rule), per cell: the splits it fired on and
+    the defaults' test accuracy against the plain fit on the kept rows (what the defaults fit
+    where the rule does not fire)."""
+    runs = runs.assign(
+        corrected=runs["corrected"].astype(bool), gain=runs["defaults"] - runs["kept rows"]
+    )
+    fired = runs[runs["corrected"]]
+    table = fired.groupby(["data", "attack", "eps"]).agg(
+        splits=("gain", "size"), mean_gain=("gain", "mean"),
+        noise=("noise", "median"), concentration=("concentration", "median"),
+    ).reset_index()
+    print(f"\nThe rule fired on {len(fired)} of {len(runs)} splits; defaults - kept rows there: "
+          f"mean {fired['gain'].mean():+.4f}, better by more than 0.005 in "
+          f"{(fired['gain'] > 0.005).sum()}, worse in {(fired['gain'] < -0.005).sum()}.\n")
+    print(br.markdown_table(table.round(3)))
 
 
 if __name__ == "__main__":

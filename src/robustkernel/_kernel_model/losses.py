@@ -202,6 +202,39 @@ class SoftmaxLoss(Loss):
         return loss, E / total[:, None] - Y
 
 
+@dataclass(frozen=True, eq=False)
+class ForwardCorrectedLoss(Loss):
+    """The log loss of the *given* labels under a model of the *true* ones (Patrini et al.
+    2017, forward correction): -log (T^T p)_y, p the class probabilities of F (a sigmoid for one
+    logit column, else a softmax) and T[i, j] the probability that a row of true class i is
+    given label j (rows sum to 1). The model's outputs then estimate the true classes: with
+    T = I it is the plain log loss. ``curvature`` is the log loss's (T mixes probabilities;
+    the fits that use this loss are L-BFGS's, which need no bound)."""
+
+    name: str = "forward_log"
+    curvature: float = 0.5
+    transition: np.ndarray = field(default_factory=lambda: np.eye(2))
+
+    def _given_probabilities(self, F: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, ...]:
+        """p (n, K), the given labels' columns of T (n, K) and (T^T p)_y (n,)."""
+        P = class_probabilities(F)
+        columns = self.transition[:, class_indices(Y)].T
+        return P, columns, np.maximum(np.sum(P * columns, axis=1), np.finfo(float).tiny)
+
+    def loss(self, F: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        return -np.log(self._given_probabilities(F, Y)[2])
+
+    def gradient(self, F: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        return self.loss_and_gradient(F, Y)[1]
+
+    def loss_and_gradient(self, F: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        P, columns, given = self._given_probabilities(F, Y)
+        dP = -columns / given[:, None]  # d/dp of -log sum_j p_j T[j, y]
+        if F.shape[1] == 1:  # p = (1 - s, s), ds/df = s (1 - s)
+            return -np.log(given), (P[:, :1] * P[:, 1:]) * (dP[:, 1:] - dP[:, :1])
+        return -np.log(given), P * (dP - np.sum(P * dP, axis=1, keepdims=True))
+
+
 @dataclass(frozen=True)
 class HingeLoss(Loss):
     """The hinge loss max(0, 1 - s f) (``squared``: its square) of a support vector machine

@@ -190,6 +190,7 @@ class BaseSubquantile(KernelModel):
         if result.classes is not None:
             self.classes_ = result.classes
             self.loss_ = result.loss or "log"  # a Dask fit: the log loss
+            self.noise_transition_ = result.noise_transition
         if result.calibration is not None:
             self.probA_, self.probB_ = result.calibration.A, result.calibration.B
         if result.n_features_in is not None:

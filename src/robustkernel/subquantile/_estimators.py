@@ -626,8 +626,9 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         explain every row moved into its class); otherwise "auto" is the log loss (a given
         alpha is a penalty of the log loss; the papers' estimator). The default is the log
         loss: on ``bench_robust.py``'s 51 label-noise cells (3 seeds) "auto" is best or
-        within 2 points in more cells (see BENCHMARKS.md, "Classifier losses") with a smaller
-        median gap to the oracle, but a larger worst gap, at six times the time. The hinge
+        within 2 points against the peers in two more cells (39 against 37; see BENCHMARKS.md,
+        "Classifier losses") with a smaller median gap to the oracle (0.023 against 0.025),
+        but a larger worst gap (0.311 against 0.186), at six times the time. The hinge
         losses fit with the "alternating" solver, without ``radius`` or ``device``; on a
         Dask array, "squared_hinge" (as passes over the chunks of the features; Platt's
         sigmoids from the in-memory fit on the sample of rows that "auto" settings come
@@ -639,6 +640,17 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         Class labels.
     loss_ : str
         The loss fitted: "log", "hinge" or "squared_hinge" (the choice of loss="auto").
+    noise_transition_ : ndarray of shape (n_classes, n_classes) or None
+        Forward loss correction (Patrini et al. 2017): T[i, j], the estimated probability
+        that a row of true class i was given label j, where the fit used it, else None. With
+        epsilon, alpha and gamma "auto", the log loss and three or more classes, a fit whose
+        estimated flips go mostly into one class (at least 15% of the rows flipped, at least
+        40% of them into one given class; loss="auto" then keeps the log loss) fits every
+        row by the loss -log (T^T p)_y of its given label y under the model's probabilities
+        p of the true classes, instead of leaving the flagged rows out; the
+        flagged rows stay flagged in ``inlier_mask_`` and every row has weight 1 in
+        ``row_weights_``. ``predict_proba`` then estimates the true classes. Not with sample
+        weights or duplicate rows (the weighted fit trims), nor on Dask.
     probA_, probB_ : ndarray of shape (n_pairs,)
         The hinge losses only: Platt's sigmoid of each pair's output f,
         P(second class | pair) = 1 / (1 + exp(A f + B)), pairs in libsvm's order (0, 1),

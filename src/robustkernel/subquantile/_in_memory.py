@@ -44,10 +44,12 @@ from .._kernel_model.kernels import (
     non_finite_error,
 )
 from .._kernel_model.losses import (
+    ForwardCorrectedLoss,
     HingeLoss,
     LinkSquaredLoss,
     SquaredLoss,
     class_indices,
+    class_probabilities,
     power_of_two_below,
 )
 from .._kernel_model.pairwise import PairwisePlatt
@@ -107,6 +109,9 @@ class Stage:
     # the label-noise route: the out-of-fold outputs of the chosen model, fold fits on the kept
     # rows (what loss="auto" compares)
     fold_outputs: np.ndarray | None = None
+    # forward correction: T[true, given] of the loss every row was fitted with (the log loss's
+    # label-noise route, flips into one class); None: the kept rows were fitted plainly
+    transition: np.ndarray | None = None
 
     @property
     def kept(self) -> np.ndarray:
@@ -521,7 +526,8 @@ class InMemoryFit:
         Two classes: the hinge loss's fit is returned only where its out-of-fold error on the
         rows both keep is below the log loss's by more than ``LOSS_STANDARD_ERRORS`` standard
         errors (:func:`._label_noise.clearly_fewer_errors`); three or more: the log loss's
-        only where its error is so much below the hinge loss's."""
+        where its flips go into one class (its forward-corrected fit: the hinge has no
+        correction) or where its error is so much below the hinge loss's."""
         settings = self.settings
         automatic = all(settings.is_auto(name) for name in ("alpha", "gamma"))
         if settings.params.get("loss") != "auto" or not automatic:
@@ -544,6 +550,8 @@ class InMemoryFit:
         log = self._fit_label_noise(candidates, warn=False)
         if log.fold_outputs is None:  # the log loss finds no evidence where the hinge did
             return hinge
+        if log.transition is not None:  # flips into one class: the corrected log loss
+            return log
         labels = class_indices(self.Y)
         both = hinge.kept & log.kept
         # the side kept unless the other is clearly better: the hinge for three or more classes
@@ -571,7 +579,12 @@ class InMemoryFit:
            ``_label_noise.ROUNDS`` times (a model fitted on cleaner rows contradicts the
            flipped labels more clearly).
         4. alpha and gamma are chosen again with the flagged rows out of the fold fits and of
-           the score, and the model is fitted once on the unflagged rows.
+           the score, and the model is fitted once on the unflagged rows;
+        5. unless the loss is the log loss, there are three or more classes and the flips
+           that the out-of-fold probabilities of step 4 estimate go mostly into one class
+           (:func:`._label_noise.flips_into_one_class`): then the model of the true classes
+           is fitted on every row by the log loss corrected with their transition matrix
+           (:meth:`_forward_corrected`; the flagged rows stay flagged).
 
         The hinge losses' flags read a multinomial regression on the pairs' out-of-fold votes
         (:func:`._folds.flag_probabilities`); the no-signal guard and ``predict_proba`` read
@@ -612,15 +625,69 @@ class InMemoryFit:
         best = self._out_of_fold_choice(candidates, kept, labels, weights)
         epsilon = float(weights @ ~kept / weights.sum())
         problem, feature_map = self._build_problem(best.alpha, best.gamma, epsilon)
-        stage = self._refit_on_rows(
-            problem, feature_map, kept, best.alpha, best.gamma, refine=False
-        )
+        transition = None if at_chance else self._one_class_flips(best.outputs, labels, weights)
+        if transition is None:
+            stage = self._refit_on_rows(
+                problem, feature_map, kept, best.alpha, best.gamma, refine=False
+            )
+        else:
+            stage = self._forward_corrected(problem, feature_map, kept, best, transition)
         calibration = fold_probabilities(self.target.loss, best.outputs, labels, weights * kept)[1]
         return replace(
             stage,
             scores=best.scores if best.scores.size > 1 else None,
             calibration=calibration,
             fold_outputs=None if at_chance else best.outputs,
+        )
+
+    def _one_class_flips(
+        self, outputs: np.ndarray, labels: np.ndarray, weights: np.ndarray
+    ) -> np.ndarray | None:
+        """The transition matrix T[true, given] of the calibrated confident joint of the
+        out-of-fold ``outputs`` on every row, where the log loss is fitted and the estimated
+        flips go mostly into one class (:func:`._label_noise.flips_into_one_class`); else
+        None."""
+        if isinstance(self.target.loss, HingeLoss):
+            return None
+        Q = _label_noise.confident_joint(class_probabilities(outputs), labels, weights)
+        if not _label_noise.flips_into_one_class(Q):
+            return None
+        return _label_noise.transition_matrix(Q)
+
+    def _forward_corrected(
+        self,
+        problem: Problem | FeatureProblem,
+        feature_map: TransformerMixin | None,
+        kept: np.ndarray,
+        best: OutOfFoldChoice,
+        transition: np.ndarray,
+    ) -> Stage:
+        """The model of the true classes fitted on every row by the forward-corrected log loss
+        (:class:`ForwardCorrectedLoss` with ``transition``), at the choice ``best``: the
+        flagged rows stay flagged (``kept`` is the stage's mask, the plain log loss of the
+        given labels its losses), every row has its weight in the fit; the objective is the
+        corrected one of every row."""
+        every_row = np.ones(kept.size, dtype=bool)
+        corrected = replace(problem, loss=ForwardCorrectedLoss(transition=transition))
+        fitted = self._refit_on_rows(
+            corrected, feature_map, every_row, best.alpha, best.gamma, refine=False
+        )
+        result = fitted.result
+        evaluation = problem.evaluate(result.w, result.b)
+        evaluation = replace(
+            evaluation,
+            mask=kept,
+            threshold=float(evaluation.losses[kept].max()),
+            objective=result.evaluation.objective,
+            # every row is in the fit: weight 1 (or its sample weight)
+            weights=result.evaluation.fit_rows.astype(float),
+        )
+        return replace(
+            fitted,
+            problem=problem,
+            result=replace(result, evaluation=evaluation),
+            epsilon=1.0 - float(kept.mean()),
+            transition=transition,
         )
 
     def _fresh_fold_errors(self, choice: OutOfFoldChoice, labels: np.ndarray) -> np.ndarray:
@@ -1058,6 +1125,7 @@ class InMemoryFit:
             hyperparameter_scores=stage.scores,
             loss=self._loss_name(problem),
             calibration=self._calibration(stage),
+            noise_transition=stage.transition,
         )
 
     def _loss_name(self, problem: Problem | FeatureProblem) -> str | None:

@@ -46,3 +46,4 @@ class FitResult:
     rows: np.ndarray | None = None
     loss: str | None = None  # classifiers: the loss fitted ("log", "hinge", "squared_hinge")
     calibration: Any = None  # the hinge losses: the pairs' ``PairwisePlatt``
+    noise_transition: np.ndarray | None = None  # forward correction's T[true, given], if used
