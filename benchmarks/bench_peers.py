@@ -453,6 +453,16 @@ def metric_heading(n: int, rotate: bool = False) -> str:
     return f"{heading}, rotated" if rotate else heading
 
 
+def seed_wins(frame: pd.DataFrame, ours: str, peer: str) -> dict[tuple, str]:
+    """Per (p, f): on how many seeds ``ours`` has a test RMSE at most ``peer``'s, as "k / m"
+    (a seed where either failed counts as a loss)."""
+    rmse = frame.pivot_table(
+        index=["p", "f", "seed"], columns="method", values="test RMSE", dropna=False
+    )
+    won = (rmse[ours] <= rmse[peer]).groupby(level=["p", "f"])
+    return {key: f"{int(w.sum())} / {w.size}" for key, w in won}
+
+
 def metric_section(seeds: list[int], n: int, ps: list[int], rotate: bool = False) -> str:
     """The Markdown section of the learned-metric race."""
     load_before = os.getloadavg()
@@ -469,6 +479,7 @@ def metric_section(seeds: list[int], n: int, ps: list[int], rotate: bool = False
         .reset_index()
     )
     ours = "MetricKernelRidgeCV (defaults)"
+    wins = seed_wins(frame, ours, "GP, ARD RBF (sklearn)")
     versus = []
     for (p, f), cell in summary.groupby(["p", "f"]):
         mine = cell[cell["method"] == ours].iloc[0]
@@ -483,6 +494,7 @@ def metric_section(seeds: list[int], n: int, ps: list[int], rotate: bool = False
                 "f": f,
                 "RMSE <= GP's": bool(mine["test RMSE"] <= gp["test RMSE"]),
                 "RMSE / GP's": round(float(mine["test RMSE"] / gp["test RMSE"]), 2),
+                "seeds with RMSE <= GP's": wins[(p, f)],
                 "subspace error below every peer's": bool(mine["subspace error"] < best_peer),
                 "subspace error - best peer's": round(float(mine["subspace error"] - best_peer), 3),
                 "seconds <= GP's": bool(mine["seconds"] <= gp["seconds"]),

@@ -153,3 +153,34 @@ def test_corrected_fit_minimizes_its_objective():
     A, b = theta[: n * C].reshape(n, C), theta[n * C:]
     expected = softmax(rbf_kernel(X_test, X, gamma=model.gamma_) @ A + b, axis=1)
     np.testing.assert_allclose(model.predict_proba(X_test), expected, atol=2e-3)
+
+
+def test_string_labels_and_a_precomputed_kernel_take_the_same_route():
+    """The corrected route with string labels, and on the rbf kernel matrix given as
+    kernel="precomputed" at the fit's gamma: the same transition matrix and predictions."""
+    X, y, X_test = blobs(1, "one")[:3]
+    names = np.array(["zero", "one", "two", "three"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = SubquantileKernelClassifier().fit(X, names[y])
+        reference = SubquantileKernelClassifier().fit(X, y)
+    assert model.noise_transition_ is not None
+    # classes_ are sorted: "one", "three", "two", "zero" = 1, 3, 2, 0
+    order = [1, 3, 2, 0]
+    np.testing.assert_allclose(
+        model.noise_transition_, reference.noise_transition_[np.ix_(order, order)], atol=1e-12
+    )
+    np.testing.assert_array_equal(model.predict(X_test), names[reference.predict(X_test)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        precomputed = SubquantileKernelClassifier(kernel="precomputed").fit(
+            rbf_kernel(X, X, gamma=reference.gamma_), y
+        )
+    np.testing.assert_allclose(
+        precomputed.noise_transition_, reference.noise_transition_, atol=1e-12
+    )
+    np.testing.assert_allclose(
+        precomputed.predict_proba(rbf_kernel(X_test, X, gamma=reference.gamma_)),
+        reference.predict_proba(X_test),
+        atol=1e-8,
+    )

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.kernel_ridge import KernelRidge
+from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import KernelCenterer
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -190,6 +191,26 @@ def test_learned_sigma_predictions_equal_kernel_ridge():
     np.testing.assert_allclose(model.predict(X_test), expected, rtol=1e-8, atol=1e-10)
 
 
+def test_rbf_is_the_gaussian_kernel_with_gamma_in_sigma():
+    """kernel="rbf" (the SubQ engine's and scikit-learn's name) is "gaussian": at Sigma =
+    gamma I, with lam = alpha / n, the predictions of KernelRidge(kernel="rbf", gamma, alpha)
+    on centred kernels; and a learned fit is the "gaussian" one."""
+    X, y = _data(n=40, p=3, seed=5)
+    X_test, _ = _data(n=15, p=3, seed=6)
+    gamma, alpha = 0.7, 2.0
+    model = MetricKernelRidge(
+        lam=alpha / 40, kernel="rbf", max_iter=0, init=gamma * np.eye(3)
+    ).fit(X, y)
+    expected = _krr_precomputed_predict(
+        rbf_kernel(X, X, gamma=gamma), rbf_kernel(X_test, X, gamma=gamma), y, alpha / 40
+    )
+    np.testing.assert_allclose(model.predict(X_test), expected, rtol=1e-8, atol=1e-10)
+    with _ignore_convergence():
+        rbf = MetricKernelRidge(lam=0.1, kernel="rbf", max_iter=20).fit(X, y)
+        gaussian = MetricKernelRidge(lam=0.1, kernel="gaussian", max_iter=20).fit(X, y)
+    np.testing.assert_array_equal(rbf.Sigma_, gaussian.Sigma_)
+
+
 # ---------------------------------------------------------------------------------- descent
 @pytest.mark.parametrize("kind", list(KERNEL_CASES))
 @pytest.mark.parametrize("diagonal", [False, True])
@@ -357,7 +378,7 @@ def test_diagonal_metric_selects_relevant_features():
     [
         ({"lam": 0.0}, ValueError),
         ({"lam": -1.0}, ValueError),
-        ({"kernel": "rbf"}, ValueError),
+        ({"kernel": "laplacian"}, ValueError),
         ({"kernel": "gaussian_mixture"}, ValueError),
         (
             {"kernel": "gaussian_mixture", "kernel_params": {"weights": [1], "scales": [-1]}},

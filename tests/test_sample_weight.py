@@ -157,6 +157,19 @@ def test_metric_integer_weights_fit_as_repeated_rows(solver):
     np.testing.assert_allclose(ones.predict(X_test), dropped.predict(X_test), atol=1e-12)
 
 
+@pytest.mark.parametrize("scale", [1e308 / 3.0, 1e-300])
+def test_metric_weights_are_relative_at_any_scale(scale):
+    """Weights of 1e308 (whose sum overflows) or 1e-300 fit as the same weights near 1: the
+    repeated-rows fit, not an error that points at the kernel."""
+    from robustkernel import MetricKernelRidge
+
+    X, y, weights, X_test = metric_data()
+    rows = np.repeat(np.arange(y.size), weights.astype(int))
+    repeated = MetricKernelRidge(lam=0.1).fit(X[rows], y[rows])
+    scaled = MetricKernelRidge(lam=0.1).fit(X, y, sample_weight=weights * scale)
+    np.testing.assert_allclose(scaled.predict(X_test), repeated.predict(X_test), atol=1e-8)
+
+
 def test_metric_gradient_with_weights_matches_central_differences():
     """The gradient keeps its form in the weighted dual coefficients (envelope theorem)."""
     from robustkernel.metric_kernel_ridge._objective import gradient, inner_solution, resolve_kernel

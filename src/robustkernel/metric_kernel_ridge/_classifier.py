@@ -40,7 +40,7 @@ class MetricKernelLogisticRegression(ClassifierMixin, MetricKernelModel):
         Smaller than the regressor's default: the log-loss is of order 0.5 where squared errors of a
         standardized target are of order 1 (on two Gaussian directions in 10 features,
         ``lam = 0.01`` recovered the two directions; ``lam = 0.003`` added a third).
-    kernel : {"gaussian", "gaussian_mixture", "linear", "cubic"} or (callable, callable), \
+    kernel : {"gaussian", "rbf", "gaussian_mixture", "linear", "cubic"} or (callable, callable), \
 default="gaussian"
         As in :class:`MetricKernelRidge`.
     kernel_params : dict, default=None

@@ -173,7 +173,7 @@ class MetricKernelRidgeCV(
         ``n_splits`` times the cost of the path (BENCHMARKS.md, "Learned metric: stability").
     random_state : int, RandomState instance or None, default=None
         Seeds the choice of the held-out rows.
-    kernel : {"gaussian", "gaussian_mixture", "linear", "cubic"} or (callable, callable), \
+    kernel : {"gaussian", "rbf", "gaussian_mixture", "linear", "cubic"} or (callable, callable), \
 default="gaussian"
         As in :class:`MetricKernelRidge`.
     kernel_params : dict, default=None

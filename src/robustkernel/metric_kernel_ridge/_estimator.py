@@ -36,6 +36,7 @@ from sklearn.utils.validation import (
 from tqdm.auto import tqdm
 
 from .._kernel_model.kernels import check_finite
+from .._kernel_model.losses import power_of_two_below
 from .._memory import check_fit_memory, check_memory, row_chunks
 from .._version_stamp import VersionStamped
 from ._objective import (
@@ -340,7 +341,10 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
     lam : float, default=0.1
         Ridge parameter :math:`\\lambda > 0` (the penalty is :math:`\\frac{\\lambda}{2}
         \\|f\\|_{\\mathcal{H}_\\Sigma}^2` next to a *mean* squared error, so ``lam`` corresponds to
-        ``alpha = n * lam`` of ``sklearn.kernel_ridge.KernelRidge``).
+        ``alpha = n * lam`` of ``sklearn.kernel_ridge.KernelRidge``). Not named ``alpha`` as in
+        ``SubquantileKernelRegressor`` and ``KernelRidge``, whose ``alpha`` weighs a *sum* of
+        losses: one value means a different fit at every n, and ``lam`` is the paper's symbol
+        (its tables and the reproduction give ``lam``).
     epsilon : float in [0, 0.5), "auto" or None, default=None
         Fraction of the rows to leave out as suspects (contaminated targets). ``None`` fits all
         rows (the paper's estimator). Otherwise ``Sigma`` and ``f`` are learned on the
@@ -349,9 +353,12 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
         fits on the kept rows alternate with keeping the ``k`` rows of smallest squared residual
         until the kept rows repeat. ``"auto"`` takes ``k`` from that start's estimate of the
         contaminated fraction (``epsilon_``).
-    kernel : {"gaussian", "gaussian_mixture", "linear", "cubic"} or (callable, callable), \
+    kernel : {"gaussian", "rbf", "gaussian_mixture", "linear", "cubic"} or (callable, callable), \
             default="gaussian"
-        ``"gaussian"``: :math:`\\phi(z) = e^{-z}`. ``"gaussian_mixture"``:
+        ``"gaussian"``: :math:`\\phi(z) = e^{-z}`; ``"rbf"`` is the same kernel under the
+        name ``SubquantileKernelRegressor`` and scikit-learn give it: their
+        :math:`e^{-\\gamma \\|x - x'\\|^2}` is :math:`\\Sigma = \\gamma I` here, and the learned
+        ``Sigma_`` holds gamma (no ``gamma`` parameter). ``"gaussian_mixture"``:
         :math:`\\phi(z) = \\sum_m c_m e^{-t_m z}` with
         ``kernel_params={"weights": c, "scales": t}``. A pair ``(phi, dphi)`` of vectorised
         callables gives any other translation-invariant kernel
@@ -613,6 +620,9 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
                     "MetricKernelRidge.fit with sample_weight learns the metric on all rows at "
                     "once: give epsilon=None and batch_size=None."
                 )
+            # relative weights, divided by a power of two near the largest (exact): their sum
+            # stays finite whatever their scale (two weights of 1e308 overflowed it)
+            sample_weight = sample_weight / power_of_two_below(sample_weight.max())
             rows = sample_weight > 0
             self._fit_metric(X[rows], y[rows], self._family(), sample_weight[rows])
             return self

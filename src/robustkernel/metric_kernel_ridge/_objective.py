@@ -50,7 +50,9 @@ __all__ = [
     "resolve_kernel",
 ]
 
-DISTANCE_KERNELS = ("gaussian", "gaussian_mixture")
+# "rbf" is "gaussian" under the SubQ engine's (scikit-learn's) name: exp(-gamma ||x - x'||^2) is
+# exp(-||x - x'||^2_Sigma) with Sigma = gamma I, and the learned Sigma holds gamma
+DISTANCE_KERNELS = ("gaussian", "rbf", "gaussian_mixture")
 INNER_PRODUCT_KERNELS = ("linear", "cubic")
 DEFAULT_INNER_PRODUCT_BOUND = 1e5
 STALL_ULPS = 16  # a round of `factored_descent` that lowers J_n by less has stalled
@@ -152,9 +154,10 @@ def resolve_kernel(kernel: Any, kernel_params: dict[str, Any] | None = None) -> 
 
     Parameters
     ----------
-    kernel : {"gaussian", "gaussian_mixture", "linear", "cubic"} or (callable, callable)
-        A name, or a pair ``(phi, dphi)`` of vectorised callables defining the translation-invariant
-        kernel ``phi(||x - x'||^2_Sigma)`` and the derivative ``phi'``.
+    kernel : {"gaussian", "rbf", "gaussian_mixture", "linear", "cubic"} or (callable, callable)
+        A name ("rbf" is "gaussian"), or a pair ``(phi, dphi)`` of vectorised callables
+        defining the translation-invariant kernel ``phi(||x - x'||^2_Sigma)`` and the
+        derivative ``phi'``.
     kernel_params : dict, default=None
         ``{"weights": c, "scales": t}`` for ``"gaussian_mixture"``; ignored otherwise.
 
@@ -163,7 +166,7 @@ def resolve_kernel(kernel: Any, kernel_params: dict[str, Any] | None = None) -> 
     KernelFamily
     """
     if isinstance(kernel, str):
-        if kernel == "gaussian":
+        if kernel in ("gaussian", "rbf"):
             return _gaussian()
         if kernel == "gaussian_mixture":
             return _gaussian_mixture(dict(kernel_params or {}))

@@ -580,11 +580,11 @@ class InMemoryFit:
            flipped labels more clearly).
         4. alpha and gamma are chosen again with the flagged rows out of the fold fits and of
            the score, and the model is fitted once on the unflagged rows;
-        5. unless the loss is the log loss, there are three or more classes and the flips
+        5. where the loss is the log loss, there are three or more classes and the flips
            that the out-of-fold probabilities of step 4 estimate go mostly into one class
-           (:func:`._label_noise.flips_into_one_class`): then the model of the true classes
-           is fitted on every row by the log loss corrected with their transition matrix
-           (:meth:`_forward_corrected`; the flagged rows stay flagged).
+           (:func:`._label_noise.flips_into_one_class`), the model of the true classes is
+           instead fitted on every row by the log loss corrected with their transition
+           matrix (:meth:`_forward_corrected`; the flagged rows stay flagged).
 
         The hinge losses' flags read a multinomial regression on the pairs' out-of-fold votes
         (:func:`._folds.flag_probabilities`); the no-signal guard and ``predict_proba`` read
