@@ -45,7 +45,11 @@ from scipy.optimize import minimize
 from scipy.special import softmax
 from sklearn.metrics.pairwise import rbf_kernel
 
-from robustkernel.subquantile._label_noise import confident_joint, transition_matrix
+from robustkernel.subquantile._label_noise import (
+    confident_joint,
+    flip_shares,
+    transition_matrix,
+)
 
 VARIANTS = ("every row", "kept rows", "forward, every row", "forward, kept rows")
 
@@ -80,12 +84,10 @@ def transition(P: np.ndarray, labels: np.ndarray) -> np.ndarray:
 
 
 def transition_shape(P: np.ndarray, labels: np.ndarray) -> dict:
-    """The estimated flips' share of the rows (off-diagonal mass of the calibrated confident
-    joint) and the largest share of them that lands in one given class."""
-    Q = confident_joint(P, labels, np.ones(labels.size))  # Q[given, true]
-    off = Q - np.diag(np.diag(Q))
-    noise = float(off.sum())
-    return {"noise": noise, "concentration": float(off.sum(axis=1).max() / noise) if noise else 0.0}
+    """The estimated flips' share of the rows and the largest share of them that lands in one
+    given class (the library's ``flip_shares`` of the calibrated confident joint)."""
+    noise, concentration = flip_shares(confident_joint(P, labels, np.ones(labels.size)))
+    return {"noise": noise, "concentration": concentration}
 
 
 def one_split(data: str, attack: str, eps: float, seed: int, data_home: str | None) -> dict:

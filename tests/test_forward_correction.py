@@ -16,7 +16,11 @@ from sklearn.svm import SVC
 
 from robustkernel import SubquantileKernelClassifier
 from robustkernel._kernel_model.losses import ForwardCorrectedLoss
-from robustkernel.subquantile._label_noise import flips_into_one_class, transition_matrix
+from robustkernel.subquantile._label_noise import (
+    flip_shares,
+    flips_into_one_class,
+    transition_matrix,
+)
 
 
 def encoded(labels: np.ndarray, n_classes: int) -> np.ndarray:
@@ -63,8 +67,11 @@ def test_the_rule_reads_where_the_flips_land():
     into_zero = diagonal.copy()
     into_zero[0, 1:] = 0.1  # given 0, true 1 and 2: every flip lands in class 0
     assert flips_into_one_class(into_zero)
+    assert flip_shares(into_zero) == pytest.approx((0.2, 1.0))
     spread = diagonal + (np.ones((3, 3)) - np.eye(3)) * 0.2 / 6
     assert not flips_into_one_class(spread)
+    assert flip_shares(spread) == pytest.approx((0.2, 1 / 3))
+    assert flip_shares(np.diag([0.5, 0.5])) == (0.0, 0.0)
     assert not flips_into_one_class(np.diag([0.5, 0.5]) + np.array([[0, 0.1], [0, 0]]))
     assert not flips_into_one_class(np.diag([0.2, 0.3, 0.5]))  # no flips
     few = np.diag([0.4, 0.3, 0.2])

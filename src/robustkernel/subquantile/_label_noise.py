@@ -211,16 +211,22 @@ def confident_joint(P: np.ndarray, labels: np.ndarray, weights: np.ndarray) -> n
     return counts / totals[:, None] * given[:, None] / weights.sum()
 
 
-def flips_into_one_class(Q: np.ndarray) -> bool:
-    """Whether the estimated flips of the calibrated joint ``Q`` (given, true) go mostly into
-    one given class: three or more classes, at least ``MIN_CORRECTED_FLIPS`` of the rows
-    flipped (Q's off-diagonal weight) and at least ``ONE_SIDED_SHARE`` of them in one row of Q
-    (the condition for forward correction)."""
+def flip_shares(Q: np.ndarray) -> tuple[float, float]:
+    """The estimated flips of the calibrated joint ``Q`` (given, true): their share of the
+    rows (Q's off-diagonal weight) and the largest share of them in one given class (one row
+    of Q; 0 without flips)."""
     flips = Q - np.diag(np.diag(Q))
     total = float(flips.sum())
-    return Q.shape[0] >= 3 and total >= MIN_CORRECTED_FLIPS and float(
-        flips.sum(axis=1).max()
-    ) >= ONE_SIDED_SHARE * total
+    return total, float(flips.sum(axis=1).max()) / total if total > 0.0 else 0.0
+
+
+def flips_into_one_class(Q: np.ndarray) -> bool:
+    """Whether the estimated flips of the calibrated joint ``Q`` go mostly into one given
+    class (:func:`flip_shares`): three or more classes, at least ``MIN_CORRECTED_FLIPS`` of
+    the rows flipped and at least ``ONE_SIDED_SHARE`` of them into one class (the condition
+    for forward correction)."""
+    total, largest = flip_shares(Q)
+    return Q.shape[0] >= 3 and total >= MIN_CORRECTED_FLIPS and largest >= ONE_SIDED_SHARE
 
 
 def transition_matrix(Q: np.ndarray) -> np.ndarray:
