@@ -135,12 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     fractions = [float(e) for e in args.eps.split(",")]
-    keys = []
-    for data in br.DATA[br.CLASSIFICATION]:
-        n_classes = br._n_classes(br.CLASSIFICATION, data, args.data_home, None)
-        attacks = [a for a in br.ATTACKS[br.CLASSIFICATION] if n_classes > 2 or a != "pair_flip"]
-        for cell in br.cells([data], attacks, fractions):
-            keys.extend((*cell, seed) for seed in seeds)
+    keys = br.classification_splits(seeds, fractions, args.data_home)
     start, load = time.perf_counter(), os.getloadavg()
     rows = Parallel(n_jobs=args.n_jobs)(delayed(one_split)(*key, args.data_home) for key in keys)
     runs = pd.DataFrame(rows)

@@ -227,12 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
-    keys = []
-    for data in br.DATA[br.CLASSIFICATION]:
-        n_classes = br._n_classes(br.CLASSIFICATION, data, args.data_home, None)
-        attacks = [a for a in br.ATTACKS[br.CLASSIFICATION] if n_classes > 2 or a != "pair_flip"]
-        for cell in br.cells([data], attacks, [0.0, 0.1, 0.2, 0.3]):
-            keys.extend((*cell, seed) for seed in seeds)
+    keys = br.classification_splits(seeds, [0.0, 0.1, 0.2, 0.3], args.data_home)
     fingerprint = hashlib.sha256(br.fingerprints(None)[True].encode()).hexdigest()[:16]
     start, cpu = time.perf_counter(), time.process_time()
     load = os.getloadavg()

@@ -1200,6 +1200,36 @@ def cells(data: Sequence[str], attacks: Sequence[str], eps: Sequence[float]) -> 
     return out
 
 
+def classification_splits(
+    seeds: Sequence[int], eps: Sequence[float], data_home: str | None
+) -> list[tuple[str, str, float, int]]:
+    """(data, attack, eps, seed) of every classification split of the race: its cells (the
+    pair flips on data sets of three or more classes only), each with every seed.
+
+    Parameters
+    ----------
+    seeds : sequence of int
+        Seeds of the splits.
+    eps : sequence of float
+        Corrupted fractions (0: the clean cell).
+    data_home : str or None
+        Folder of the papers' CSV files.
+
+    Returns
+    -------
+    keys : list of tuple
+        ``(data, attack, eps, seed)``.
+    """
+    keys = []
+    for data in DATA[CLASSIFICATION]:
+        attacks = [
+            a for a in ATTACKS[CLASSIFICATION]
+            if a not in MULTICLASS_ONLY or _n_classes(CLASSIFICATION, data, data_home, None) > 2
+        ]
+        keys.extend((*cell, seed) for cell in cells([data], attacks, eps) for seed in seeds)
+    return keys
+
+
 def _n_classes(task: str, name: str, data_home: str | None, max_rows: int | None) -> int:
     """Number of distinct targets of a data set (classes, for classification).
 

@@ -19,6 +19,7 @@ from robustkernel.subquantile._label_noise import (
     class_thresholds,
     confident_joint,
     label_issues,
+    rounds_end,
     tempered,
 )
 
@@ -224,3 +225,60 @@ def test_brier_gain_against_a_hand_computation():
     # the shares themselves gain nothing
     prior = np.tile([0.7, 0.3], (100, 1))
     assert brier_gain(prior, labels, np.ones(100))[0] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_rounds_end_where_the_flags_repeat_or_grow():
+    """Hand-built masks: the first round ends only where it flags nothing; a later one where
+    it repeats the previous flags or flags more weight than they had (not more rows)."""
+    previous = np.zeros(10, dtype=bool)
+    previous[:3] = True
+    ones = np.ones(10)
+    assert rounds_end(None, np.zeros(10, dtype=bool), ones)
+    assert not rounds_end(None, previous, ones)
+    assert rounds_end(previous, previous.copy(), ones)
+    grown = previous.copy()
+    grown[5] = True
+    assert rounds_end(previous, grown, ones)
+    assert not rounds_end(previous, previous & (np.arange(10) < 2), ones)
+    moved = np.zeros(10, dtype=bool)
+    moved[5:8] = True  # as many rows, other ones: the rounds go on
+    assert not rounds_end(previous, moved, ones)
+    weights = np.r_[np.full(5, 1.0), np.full(5, 10.0)]
+    assert rounds_end(previous, np.arange(10) == 9, weights)  # one row, more weight
+    assert not rounds_end(previous, np.arange(10) == 0, weights)  # one row, less weight
+
+
+def scripted_flags(first: np.ndarray, later: np.ndarray) -> tuple:
+    """A stand-in for ``flagged_rows`` that flags ``first`` in the first round and ``later``
+    in every other, and the list of its calls."""
+    calls: list[int] = []
+
+    def flagged_rows(P, labels, weights, floors):
+        calls.append(len(calls))
+        return (first if len(calls) == 1 else later).copy()
+
+    return flagged_rows, calls
+
+
+def test_a_round_that_flags_more_is_dropped(monkeypatch):
+    """The classifier's rounds with flags scripted by round: a second round that flags the
+    first round's rows and more ends the rounds, and the fit keeps the first round's flags
+    (the rows it leaves out); a second round that flags fewer rows is taken."""
+    from robustkernel.subquantile import _label_noise
+
+    X, y = make_blobs(200, centers=2, cluster_std=2.5, random_state=0)
+    first = np.zeros(200, dtype=bool)
+    first[:10] = True
+    for second, expected in ((np.arange(200) < 15, first), (np.arange(200) < 6, None)):
+        scripted, calls = scripted_flags(first, second)
+        monkeypatch.setattr(_label_noise, "flagged_rows", scripted)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = SubquantileKernelClassifier(random_state=0).fit(X, y)
+        kept_out = ~model.inlier_mask_
+        if expected is not None:
+            assert len(calls) == 2
+            np.testing.assert_array_equal(kept_out, expected)
+        else:  # fewer: taken, then repeated by the third round
+            assert len(calls) == 3
+            np.testing.assert_array_equal(kept_out, second)

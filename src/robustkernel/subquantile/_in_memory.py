@@ -575,9 +575,10 @@ class InMemoryFit:
            contradict (:func:`._label_noise.label_issues`; each class keeps at least half of
            its rows, and at most ``MAX_EPSILON`` of the rows are flagged).
         3. The pair's fold models are fitted again without the flagged rows, and their
-           out-of-fold probabilities flag again; until the flags repeat, at most
-           ``_label_noise.ROUNDS`` times (a model fitted on cleaner rows contradicts the
-           flipped labels more clearly).
+           out-of-fold probabilities flag again; until the flags repeat or a round flags
+           more than the one before (:func:`._label_noise.rounds_end`; the previous round's
+           flags stay), at most ``_label_noise.ROUNDS`` times (a model fitted on cleaner rows
+           contradicts the flipped labels more clearly).
         4. alpha and gamma are chosen again with the flagged rows out of the fold fits and of
            the score, and the model is fitted once on the unflagged rows;
         5. where the loss is the log loss, there are three or more classes and the flips
@@ -618,7 +619,7 @@ class InMemoryFit:
                 outputs = out_of_fold_outputs(first.problem, kept, [first.alpha])[0]
             P = flag_probabilities(self.target.loss, outputs, labels, weights * kept)
             flagged = _label_noise.flagged_rows(P, labels, weights, floors)
-            if np.array_equal(~flagged, kept):
+            if _label_noise.rounds_end(~kept if round_ else None, flagged, weights):
                 break
             kept = ~flagged
         del first  # its problem, before the second choice builds every gamma's
