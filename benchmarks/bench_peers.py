@@ -592,7 +592,8 @@ def stability_section(n: int, p: int, fs: list[str], splits: list[int], fits: in
     load_after = os.getloadavg()
     command = (
         f"python benchmarks/bench_peers.py --section metric-stability --n {n} "
-        f"--stability-p {p} --stability-f {' '.join(fs)} --fits {fits}"
+        f"--stability-p {p} --stability-f {' '.join(fs)} --fits {fits} "
+        f"--stability-splits {' '.join(map(str, splits))}"
     )
     lines = [
         STABILITY_SECTION,
@@ -621,6 +622,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stability-p", type=int, default=20)
     parser.add_argument("--stability-f", nargs="+", default=["a", "b", "c", "d", "oblique"])
     parser.add_argument("--fits", type=int, default=10)
+    parser.add_argument(
+        "--stability-splits", type=int, nargs="+", default=[1, 3],
+        help="the n_splits of the stability section's fits",
+    )
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--data-home", default=None, help="folder of the benchmark CSV files")
     parser.add_argument("--n", type=int, default=300)
@@ -642,7 +647,9 @@ def main(argv: list[str] | None = None) -> int:
         print(body)
         replace_markdown_section(out, metric_heading(args.n, args.rotate), body)
     if "metric-stability" in args.section:
-        body = stability_section(args.n, args.stability_p, args.stability_f, [1, 3], args.fits)
+        body = stability_section(
+            args.n, args.stability_p, args.stability_f, args.stability_splits, args.fits
+        )
         print(body)
         replace_markdown_section(out, STABILITY_SECTION, body)
     return 0

@@ -41,9 +41,11 @@ from ._objective import ClassFloors
 # of the true classes too. On 2000 generated rows of two overlapping classes with 20% of the
 # labels flipped (seed 0) the flags went from 25.3% (precision 0.65, recall 0.82) to 27.0%
 # (0.59, 0.79) in three rounds and test accuracy from 0.868 to 0.843 (SVC() 0.878). The
-# bench_robust.py splits (51 cells x 6 seeds, the defaults fitted with 1, 2 and 3 rounds):
-# mean test accuracy 0.8133 / 0.8183 / 0.8155, stopping where the flags grow 0.8191 (seeds
-# 3-5 alone, after the rule was read on seeds 0-2: 0.8032 / 0.8076 / 0.8051 and 0.8090).
+# bench_robust.py splits (benchmarks/bench_flag_rounds.py, 51 cells x 6 seeds, the defaults
+# fitted with 1, 2 and 3 rounds): mean test accuracy 0.8133 / 0.8183 / 0.8155, stopping where
+# the flags grow 0.8191 (seeds 3-5 alone, after the rule was read on seeds 0-2: 0.8032 /
+# 0.8076 / 0.8051 and 0.8090); within 2 points of the best of the four in 39 / 46 / 42 / 44
+# cells.
 # SubquantileClassifier (any estimator) keeps its rounds until the flags repeat: with
 # LogisticRegression and a quarter of one class relabelled (tests/test_meta_estimators.py)
 # the later rounds find the flips the first round's biased boundary hid (test accuracy 0.952;
