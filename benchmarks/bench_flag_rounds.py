@@ -77,16 +77,12 @@ def one_split(data: str, attack: str, eps: float, seed: int, data_home: str | No
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds")
-    parser.add_argument("--eps", default="0,0.1,0.2,0.3", help="comma-separated fractions")
-    parser.add_argument("--data-home", default=None, help="folder of the papers' CSV files")
-    parser.add_argument("--n-jobs", type=int, default=2)
+    br.add_split_arguments(parser, eps="0,0.1,0.2,0.3")
     parser.add_argument("--splits-csv", default="results/bench_flag_rounds_splits.csv")
     parser.add_argument("--output", default=str(Path(__file__).parents[1] / "BENCHMARKS.md"))
     args = parser.parse_args(argv)
-    seeds = [int(s) for s in args.seeds.split(",")]
-    fractions = [float(e) for e in args.eps.split(",")]
-    keys = br.classification_splits(seeds, fractions, args.data_home)
+    keys = br.parsed_splits(args)
+    seeds = sorted({key[3] for key in keys})
     start, load = time.perf_counter(), os.getloadavg()
     rows = Parallel(n_jobs=args.n_jobs)(delayed(one_split)(*key, args.data_home) for key in keys)
     wall, after = time.perf_counter() - start, os.getloadavg()

@@ -1230,6 +1230,22 @@ def classification_splits(
     return keys
 
 
+def add_split_arguments(parser: argparse.ArgumentParser, eps: str) -> None:
+    """The options of the per-split label-noise scripts: ``--seeds``, ``--eps`` (default
+    ``eps``), ``--data-home``, ``--n-jobs``; :func:`parsed_splits` reads them."""
+    parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds")
+    parser.add_argument("--eps", default=eps, help="comma-separated corrupted fractions")
+    parser.add_argument("--data-home", default=None, help="folder of the papers' CSV files")
+    parser.add_argument("--n-jobs", type=int, default=2)
+
+
+def parsed_splits(args: argparse.Namespace) -> list[tuple[str, str, float, int]]:
+    """:func:`classification_splits` of the options :func:`add_split_arguments` added."""
+    seeds = [int(s) for s in args.seeds.split(",")]
+    fractions = [float(e) for e in args.eps.split(",")]
+    return classification_splits(seeds, fractions, args.data_home)
+
+
 def _n_classes(task: str, name: str, data_home: str | None, max_rows: int | None) -> int:
     """Number of distinct targets of a data set (classes, for classification).
 
