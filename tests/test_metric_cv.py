@@ -50,6 +50,63 @@ def test_leave_one_out_mse_equals_refits_without_each_row():
             assert fast[i, j] == pytest.approx(np.mean(np.square(errors)), rel=1e-8)
 
 
+def test_leave_one_out_mse_of_a_low_rank_kernel_equals_refits_without_each_row():
+    # a rank-1 metric and wide bandwidths: the kernel matrix has a numerical rank far below n,
+    # and the pivoted Cholesky route stands for the eigendecomposition
+    from robustkernel.metric_kernel_ridge._cv import _centred_spectrum
+
+    X, y = make_kl_regression(n=80, p=3, f="a", random_state=4)
+    Sigma = np.zeros((3, 3))
+    Sigma[0, 0] = 1.0
+    argument = kernel_argument(X, None, Sigma, GAUSSIAN)
+    scales, ridges = np.array([0.05, 0.2]), np.array([1e-6, 1e-2])
+    for s in scales:
+        _, Q, rest = _centred_spectrum(GAUSSIAN.fn(s * argument), GAUSSIAN)
+        assert rest == 1.0 and Q.shape[1] < 20
+    fast = leave_one_out_mse(argument, y, scales, ridges, GAUSSIAN)
+    n = len(y)
+    for i, s in enumerate(scales):
+        for j, mu in enumerate(ridges):
+            errors = []
+            for row in range(n):
+                keep = np.arange(n) != row
+                refit = MetricKernelRidge(lam=n * mu / (n - 1), init=s * Sigma, max_iter=0)
+                refit.fit(X[keep], y[keep])
+                errors.append(y[row] - refit.predict(X[row : row + 1])[0])
+            assert fast[i, j] == pytest.approx(np.mean(np.square(errors)), rel=1e-6)
+
+
+def test_two_fits_with_random_state_none_agree_and_an_int_draws_other_rows():
+    X, y = make_kl_regression(n=60, p=3, f="b", random_state=5)
+    params = {"lams": [0.3, 0.1], "n_iter_no_change": 5}
+    first = MetricKernelRidgeCV(**params).fit(X, y)
+    second = MetricKernelRidgeCV(**params).fit(X, y)
+    np.testing.assert_array_equal(first.validation_mse_, second.validation_mse_)
+    np.testing.assert_array_equal(first.Sigma_, second.Sigma_)
+    np.testing.assert_array_equal(first.predict(X), second.predict(X))
+    other = MetricKernelRidgeCV(random_state=11, **params).fit(X, y)
+    assert not np.allclose(other.validation_mse_, first.validation_mse_)
+
+
+def test_folds_hold_out_every_row_once():
+    model = MetricKernelRidgeCV(validation_fraction=None, n_splits=3, random_state=2)
+    rows = np.arange(3, 50)
+    splits = model._splits(rows)
+    held_out = np.concatenate([val for _, val in splits])
+    np.testing.assert_array_equal(np.sort(held_out), rows)
+    for train, val in splits:
+        assert np.intersect1d(train, val).size == 0
+        np.testing.assert_array_equal(np.sort(np.concatenate([train, val])), rows)
+        assert abs(val.size - rows.size / 3) < 1
+
+
+@pytest.mark.parametrize("n_splits", [1, 16])
+def test_folds_need_two_to_half_the_rows(n_splits):
+    X, y = make_kl_regression(n=30, p=3, f="a", random_state=0)
+    with pytest.raises(ValueError, match="n_splits must be between 2 and half the rows"):
+        MetricKernelRidgeCV(validation_fraction=None, n_splits=n_splits).fit(X, y)
+
+
 def test_cv_picks_the_lam_with_the_smallest_held_out_error_and_predicts_well():
     X, y = make_kl_regression(n=200, p=8, f="a", random_state=1)
     X_test, y_test = make_kl_regression(n=400, p=8, f="a", random_state=2)

@@ -77,6 +77,10 @@ class KernelFamily:
     loss : {"squared", "logistic"}, default="squared"
         Loss of the inner problem solved at every ``Sigma``: kernel ridge regression, or kernel
         logistic regression on labels in ``{-1, +1}`` (`_logistic`).
+    positive_definite : bool, default=False
+        The profile gives a positive semidefinite kernel matrix for every metric (Gaussians and
+        their mixtures with weights >= 0): a pivoted Cholesky factorization may then stand for
+        an eigendecomposition (`leave_one_out_mse`).
     """
 
     kind: str
@@ -85,6 +89,7 @@ class KernelFamily:
     name: str
     deriv_factor: float | None = None
     loss: str = "squared"
+    positive_definite: bool = False
 
     def evaluate(self, argument: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """``phi(argument)``, written into ``out`` when given (in place for the Gaussian)."""
@@ -103,7 +108,10 @@ def _exp_of_minus(z: np.ndarray) -> np.ndarray:
 
 
 def _gaussian() -> KernelFamily:
-    return KernelFamily("distance", _exp_of_minus, lambda z: -np.exp(-z), "gaussian", -1.0)
+    return KernelFamily(
+        "distance", _exp_of_minus, lambda z: -np.exp(-z), "gaussian", -1.0,
+        positive_definite=True,
+    )
 
 
 def _gaussian_mixture(params: dict[str, Any]) -> KernelFamily:
@@ -138,7 +146,7 @@ def _gaussian_mixture(params: dict[str, Any]) -> KernelFamily:
             out -= cm * tm * np.exp(-tm * z)
         return out
 
-    return KernelFamily("distance", fn, deriv, "gaussian_mixture")
+    return KernelFamily("distance", fn, deriv, "gaussian_mixture", positive_definite=True)
 
 
 def _linear() -> KernelFamily:
