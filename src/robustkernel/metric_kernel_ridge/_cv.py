@@ -61,6 +61,8 @@ DEFAULT_LAMS = tuple(np.round(np.geomspace(1.0, 1e-3, 10), 6).tolist())
 DEFAULT_SCALES = tuple(2.0**k for k in range(-8, 4))
 # the pivoted Cholesky route of `_centred_spectrum` up to this numerical rank / n
 LOW_RANK_SHARE = 0.25
+# the bandwidth factors are searched coarse to fine from this many rows (`_scale_and_ridge`)
+COARSE_TO_FINE_ROWS = 500
 # the held-out rows of random_state=None: the same on every call
 SPLIT_SEED = 0
 DEFAULT_RIDGES = tuple(10.0**k for k in range(-9, 1))
@@ -405,12 +407,20 @@ default="gaussian"
         family: KernelFamily,
     ) -> tuple[float, float, float]:
         """The ``(s, mu)`` of least closed-form leave-one-out error on the distances given, and
-        that error: every ``mu``, and ``s`` coarse to fine (every other factor of the grid,
-        then the factors next to the best of those)."""
+        that error: every ``mu``, and every ``s`` below ``COARSE_TO_FINE_ROWS`` rows, else ``s``
+        coarse to fine (every other factor of the grid, then the factors next to the best of
+        those). The leave-one-out error over ``s`` can have several minima, and the gradient
+        metric's rounds follow the choice: on 300 rows (where a grid costs about 0.15 s) the
+        coarse search changed two of five fits of the paper's f (c) at p = 50 and the median
+        subspace error from 0.85 to 1.19; on 1000 rows (2-3 s a grid) it cut the fit time of
+        f (b) from 32.5 to 19.0 s and of f (a) from 26.3 to 23.5 s with the same test RMSE, and
+        the race at n = 1000 kept its medians (BENCHMARKS.md, "Peers: learned metric ... n =
+        1000")."""
         scales, ridges = grids
-        # every other s first, then the two between the best of those and its neighbours: 8 of
-        # the default 12 eigendecompositions (BENCHMARKS.md, "Learned metric: stability")
-        tried = np.arange(0, scales.size, 2 if scales.size > 3 else 1)
+        # from COARSE_TO_FINE_ROWS rows: every other s first, then the two between the best of
+        # those and its neighbours (8 of the default 12 eigendecompositions)
+        coarse = scales.size > 3 and y.shape[0] >= COARSE_TO_FINE_ROWS
+        tried = np.arange(0, scales.size, 2 if coarse else 1)
         scores = leave_one_out_mse(argument, y, scales[tried], ridges, family)
         best = tried[np.argmin(scores.min(axis=1))]
         between = np.setdiff1d([best - 1, best + 1], tried)
