@@ -76,6 +76,39 @@ def test_leave_one_out_mse_of_a_low_rank_kernel_equals_refits_without_each_row()
             assert fast[i, j] == pytest.approx(np.mean(np.square(errors)), rel=1e-6)
 
 
+@pytest.mark.parametrize("n", [120, 520])
+def test_bandwidth_search_is_the_full_grid_below_500_rows_and_coarse_to_fine_above(
+    monkeypatch, n
+):
+    from robustkernel.metric_kernel_ridge import _cv
+
+    rng = np.random.default_rng(n)
+    X = rng.normal(size=(n, 2))
+    y = np.sin(3 * X[:, 0]) + 0.1 * rng.normal(size=n)
+    argument = kernel_argument(X, None, np.eye(2), GAUSSIAN)
+    grids = (np.array([2.0**k for k in range(-6, 4)]), np.array([1e-4, 1e-2]))
+    full = leave_one_out_mse(argument, y, *grids, GAUSSIAN)  # every (s, mu)
+    evaluated = []
+
+    def counting(argument, y, scales, ridges, family):
+        evaluated.extend(scales.tolist())
+        return leave_one_out_mse(argument, y, scales, ridges, family)
+
+    monkeypatch.setattr(_cv, "leave_one_out_mse", counting)
+    scale, ridge, score = MetricKernelRidgeCV._scale_and_ridge(argument, y, grids, GAUSSIAN)
+    tried = np.isin(grids[0], evaluated)
+    if n < _cv.COARSE_TO_FINE_ROWS:
+        assert tried.all()
+    else:  # every other factor, and the two next to the best of those
+        assert tried.sum() <= 7 and tried[::2].all()
+        best_even = 2 * int(np.argmin(full[::2].min(axis=1)))
+        assert all(tried[i] for i in (best_even - 1, best_even + 1) if 0 <= i < tried.size)
+    # the least error among the factors tried, by the independent full grid
+    i, j = np.unravel_index(np.argmin(np.where(tried[:, None], full, np.inf)), full.shape)
+    assert (scale, ridge) == (grids[0][i], grids[1][j])
+    assert score == pytest.approx(full[i, j], rel=1e-10)
+
+
 def test_two_fits_with_random_state_none_agree_and_an_int_draws_other_rows():
     X, y = make_kl_regression(n=60, p=3, f="b", random_state=5)
     params = {"lams": [0.3, 0.1], "n_iter_no_change": 5}

@@ -196,18 +196,18 @@ class MetricKernelRidgeCV(
         (``n_splits >= 2``). On the paper's functions and the oblique model (n = 300, p = 20,
         ten values of ``random_state``) three folds chose the same rank in 10 of 10 fits on f
         (a), (b), (d) and the oblique model (one split: 9, 10, 10 and 6 of 10) but 6 of 10 on
-        f (c) (one split: 9), at 1.6 - 2.4x the time (BENCHMARKS.md, "Learned metric:
+        f (c) (one split: 9), at 1.4 - 2.3x the time (BENCHMARKS.md, "Learned metric:
         stability").
     n_iter_no_change : int, default=3
         Stop the path after this many values of ``lam`` without a better held-out error.
     n_splits : int, default=1
         Number of random held-out splits, each of ``validation_fraction`` of the rows (or of
         folds, with ``validation_fraction=None``). The path is fitted on the other rows of every
-        split; ``lam``, and the choice between the path's
-        metric and the gradient outer product metric, minimize the held-out error pooled over the
-        splits, and the refit on all rows starts from the split's metric with the lowest
-        :math:`J_n` on them. More splits make the choice depend less on one random split, at
-        ``n_splits`` times the cost of the path (BENCHMARKS.md, "Learned metric: stability").
+        split; ``lam``, and the choice between the path's metric and the gradient outer product
+        metric, minimize the held-out error pooled over the splits, and the refit on all rows
+        starts from the split's metric with the lowest :math:`J_n` on them. More splits make the
+        choice depend less on one split, at ``n_splits`` times the cost of the path
+        (BENCHMARKS.md, "Learned metric: stability").
     random_state : int, RandomState instance or None, default=None
         Seeds the choice of the held-out rows. None holds out the same rows on every call (a
         fixed seed), so that two fits on the same data agree, as the folds of scikit-learn's
