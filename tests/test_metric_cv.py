@@ -30,6 +30,19 @@ def _one_blas_thread():
         yield
 
 
+def _refits_without_each_row(X, y, metric, mu):
+    """Mean squared error of kernel ridge refitted without each row in turn, with the same
+    penalty n mu ||f||^2 on the sum of squares (lam = n mu / (n - 1) on n - 1 rows)."""
+    n = len(y)
+    errors = []
+    for row in range(n):
+        keep = np.arange(n) != row
+        refit = MetricKernelRidge(lam=n * mu / (n - 1), init=metric, max_iter=0)
+        refit.fit(X[keep], y[keep])
+        errors.append(y[row] - refit.predict(X[row : row + 1])[0])
+    return np.mean(np.square(errors))
+
+
 def test_leave_one_out_mse_equals_refits_without_each_row():
     X, y = make_kl_regression(n=40, p=3, f="a", random_state=0)
     rng = np.random.default_rng(0)
@@ -37,17 +50,10 @@ def test_leave_one_out_mse_equals_refits_without_each_row():
     Sigma = 0.2 * B @ B.T
     scales, ridges = np.array([0.5, 2.0]), np.array([1e-3, 0.1])
     fast = leave_one_out_mse(kernel_argument(X, None, Sigma, GAUSSIAN), y, scales, ridges, GAUSSIAN)
-    n = len(y)
     for i, s in enumerate(scales):
         for j, mu in enumerate(ridges):
-            errors = []
-            for row in range(n):
-                keep = np.arange(n) != row
-                # the same penalty n mu ||f||^2 on the sum of squares: lam = n mu / (n - 1)
-                refit = MetricKernelRidge(lam=n * mu / (n - 1), init=s * Sigma, max_iter=0)
-                refit.fit(X[keep], y[keep])
-                errors.append(y[row] - refit.predict(X[row : row + 1])[0])
-            assert fast[i, j] == pytest.approx(np.mean(np.square(errors)), rel=1e-8)
+            expected = _refits_without_each_row(X, y, s * Sigma, mu)
+            assert fast[i, j] == pytest.approx(expected, rel=1e-8)
 
 
 def test_leave_one_out_mse_of_a_low_rank_kernel_equals_refits_without_each_row():
@@ -64,16 +70,10 @@ def test_leave_one_out_mse_of_a_low_rank_kernel_equals_refits_without_each_row()
         _, Q, rest = _centred_spectrum(GAUSSIAN.fn(s * argument), GAUSSIAN)
         assert rest == 1.0 and Q.shape[1] < 20
     fast = leave_one_out_mse(argument, y, scales, ridges, GAUSSIAN)
-    n = len(y)
     for i, s in enumerate(scales):
         for j, mu in enumerate(ridges):
-            errors = []
-            for row in range(n):
-                keep = np.arange(n) != row
-                refit = MetricKernelRidge(lam=n * mu / (n - 1), init=s * Sigma, max_iter=0)
-                refit.fit(X[keep], y[keep])
-                errors.append(y[row] - refit.predict(X[row : row + 1])[0])
-            assert fast[i, j] == pytest.approx(np.mean(np.square(errors)), rel=1e-6)
+            expected = _refits_without_each_row(X, y, s * Sigma, mu)
+            assert fast[i, j] == pytest.approx(expected, rel=1e-6)
 
 
 @pytest.mark.parametrize("n", [120, 520])
@@ -131,6 +131,13 @@ def test_folds_hold_out_every_row_once():
         assert np.intersect1d(train, val).size == 0
         np.testing.assert_array_equal(np.sort(np.concatenate([train, val])), rows)
         assert abs(val.size - rows.size / 3) < 1
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.0, 1.5, float("nan"), "0.2", [0.2]])
+def test_validation_fraction_must_be_a_fraction_or_none(bad):
+    X, y = make_kl_regression(n=30, p=3, f="a", random_state=0)
+    with pytest.raises(ValueError, match="validation_fraction"):
+        MetricKernelRidgeCV(validation_fraction=bad).fit(X, y)
 
 
 @pytest.mark.parametrize("n_splits", [1, 16])
