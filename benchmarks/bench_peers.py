@@ -395,22 +395,29 @@ def rotated(sim: KLSimulation, seed: int) -> KLSimulation:
     )
 
 
+# the methods of the learned-metric race: key (--methods) -> (name in the tables, fit)
+METRIC_METHODS: dict[str, tuple[str, Fit]] = {
+    "paper": ("MetricKernelRidge (lam=0.1, the paper's)", fit_metric_kernel_ridge),
+    "cv": ("MetricKernelRidgeCV (defaults)", fit_metric_kernel_ridge_cv),
+    "cv-gp": ("MetricKernelRidgeCV, then ARD GP on its coordinates", fit_metric_cv_then_gp),
+    "gp": ("GP, ARD RBF (sklearn)", fit_ard_gp),
+    "sir": ("SIR, 10 slices (directions only)", fit_sir),
+    "rfm": ("RFM, Laplace (xrfm)", fit_rfm),
+}
+
+
 def race_metric(
     seeds: list[int], n: int, ps: list[int], rotate: bool = False,
-    functions: list[str] | None = None,
+    functions: list[str] | None = None, methods: list[str] | None = None,
 ) -> tuple[pd.DataFrame, str]:
     """MetricKernelRidge(CV) vs RFM vs ARD Gaussian process vs SIR on f (a)-(d) and oblique
-    (``rotate``: f (a)-(d) in a random basis, see `rotated`), or on ``functions`` of those."""
-    fits: dict[str, Fit] = {
-        "MetricKernelRidge (lam=0.1, the paper's)": fit_metric_kernel_ridge,
-        "MetricKernelRidgeCV (defaults)": fit_metric_kernel_ridge_cv,
-        "MetricKernelRidgeCV, then ARD GP on its coordinates": fit_metric_cv_then_gp,
-        "GP, ARD RBF (sklearn)": fit_ard_gp,
-        "SIR, 10 slices (directions only)": fit_sir,
-    }
+    (``rotate``: f (a)-(d) in a random basis, see `rotated`), or on ``functions`` of those;
+    ``methods``: keys of `METRIC_METHODS` (default: all; "cv" and "gp" always run)."""
+    keys = set(METRIC_METHODS if methods is None else [*methods, "cv", "gp"])
     rfm_module, rfm_status = _optional("xrfm")
-    if rfm_module is not None:
-        fits["RFM, Laplace (xrfm)"] = fit_rfm
+    if rfm_module is None:
+        keys.discard("rfm")
+    fits = dict(value for key, value in METRIC_METHODS.items() if key in keys)
     rows = []
     for p in ps:
         every = ("a", "b", "c", "d") if rotate else ("a", "b", "c", "d", "oblique")
@@ -445,7 +452,13 @@ def race_metric(
                             "CPU seconds": cpu,
                         }
                     )
-                print(f"p={p} f={f} seed={seed} done", flush=True)
+                print(f"p={p} f={f} seed={seed} done:", flush=True)
+                for row in rows[-len(fits):]:
+                    print(
+                        f"  {row['method']}: test RMSE {row['test RMSE']:.3f}, subspace error "
+                        f"{row['subspace error']:.3f}, {row['seconds']:.1f} s "
+                        f"({row['CPU seconds']:.1f} s CPU)", flush=True,
+                    )
     return pd.DataFrame(rows), rfm_status
 
 
@@ -467,13 +480,14 @@ def seed_wins(frame: pd.DataFrame, ours: str, peer: str) -> dict[tuple, str]:
 
 def metric_section(
     seeds: list[int], n: int, ps: list[int], rotate: bool = False,
-    functions: list[str] | None = None,
+    functions: list[str] | None = None, methods: list[str] | None = None,
 ) -> str:
-    """The Markdown section of the learned-metric race (on ``functions`` only, when given)."""
+    """The Markdown section of the learned-metric race (on ``functions`` and ``methods`` only,
+    when given)."""
     load_before = os.getloadavg()
     wall = time.perf_counter()
     with threadpool_limits(limits=1):  # BLAS and OpenMP; PyTorch's own pool in fit_rfm
-        frame, rfm_status = race_metric(seeds, n, ps, rotate, functions)
+        frame, rfm_status = race_metric(seeds, n, ps, rotate, functions, methods)
     wall = time.perf_counter() - wall
     load_after = os.getloadavg()
     keys = ["p", "f", "dim S*", "method"]
@@ -509,6 +523,7 @@ def metric_section(
         f"python benchmarks/bench_peers.py --section metric --seeds {' '.join(map(str, seeds))} "
         f"--n {n} --p {' '.join(map(str, ps))}" + (" --rotate" if rotate else "")
         + (f" --f {' '.join(functions)}" if functions else "")
+        + (f" --methods {' '.join(methods)}" if methods else "")
     )
     rotation = (
         "Rotated: every simulation's rows are multiplied by a random orthonormal p x p matrix Q "
@@ -673,6 +688,10 @@ def main(argv: list[str] | None = None) -> int:
         "--f", nargs="+", choices=["a", "b", "c", "d", "oblique"], default=None,
         help="the functions of section metric (default: all)",
     )
+    parser.add_argument(
+        "--methods", nargs="+", choices=list(METRIC_METHODS), default=None,
+        help="the methods of section metric (default: all; cv and gp always run)",
+    )
     parser.add_argument(  # the repository's BENCHMARKS.md, wherever the script runs from
         "--out", type=Path, default=Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
     )
@@ -683,7 +702,9 @@ def main(argv: list[str] | None = None) -> int:
         print(body)
         replace_markdown_section(out, SUBQ_SECTION, body)
     if "metric" in args.section:
-        body = metric_section(args.seeds, args.n, args.p, args.rotate, args.f)
+        body = metric_section(
+            args.seeds, args.n, args.p, args.rotate, args.f, args.methods
+        )
         print(body)
         replace_markdown_section(out, metric_heading(args.n, args.rotate), body)
     if "metric-stability" in args.section:
