@@ -5,10 +5,10 @@ For every classification split of ``bench_robust.py`` (its data, attacks, eps an
 
 - ``1 round`` / ``2 rounds`` / ``3 rounds``: the rounds of flags (each from fold models fitted
   without the previous round's flagged rows) run until the flags repeat, at most 1, 2 or 3
-  times (``_label_noise.ROUNDS``; the rule below switched off);
+  times (``label_flags.ROUNDS``; the rule below switched off);
 - ``defaults``: the library as it is: at most 3 rounds, and the rounds also end where a round
   flags more rows than the one before, whose flags are then dropped
-  (``_label_noise.rounds_end``).
+  (``label_flags.rounds_end``).
 
 Per split the test accuracy and the flagged share of every fit are written to
 ``--splits-csv``; printed (and written to BENCHMARKS.md) are per (class count, attack) the mean
@@ -51,26 +51,26 @@ def repeat_only(previous: np.ndarray | None, flagged: np.ndarray, weights: np.nd
 def one_split(data: str, attack: str, eps: float, seed: int, data_home: str | None) -> dict:
     """Test accuracy and flagged share of the four fits on one split."""
     from robustkernel import SubquantileKernelClassifier
-    from robustkernel.subquantile import _label_noise
+    from robustkernel.trimming import label_flags
 
     cpu = time.process_time()
     X, y = br.load_data(br.CLASSIFICATION, data, data_home, None)
     split = br.make_split(X, y, br.CLASSIFICATION, attack, eps, seed)
     row = {"data": data, "attack": attack, "eps": eps, "seed": seed,
            "classes": int(np.unique(y).size)}
-    rounds, rule = _label_noise.ROUNDS, _label_noise.rounds_end
+    rounds, rule = label_flags.ROUNDS, label_flags.rounds_end
     settings = {"1 round": (1, repeat_only), "2 rounds": (2, repeat_only),
                 "3 rounds": (3, repeat_only), "defaults": (rounds, rule)}
     try:
         for name, (limit, end) in settings.items():
-            _label_noise.ROUNDS, _label_noise.rounds_end = limit, end
+            label_flags.ROUNDS, label_flags.rounds_end = limit, end
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 model = SubquantileKernelClassifier().fit(split.X_train, split.y_train)
             row[name] = float(model.score(split.X_test, split.y_test))
             row[f"flagged, {name}"] = float(1.0 - model.inlier_mask_.mean())
     finally:
-        _label_noise.ROUNDS, _label_noise.rounds_end = rounds, rule
+        label_flags.ROUNDS, label_flags.rounds_end = rounds, rule
     row["cpu seconds"] = time.process_time() - cpu
     return row
 

@@ -10,12 +10,12 @@ rows are then reused by four fits of one solver, kernel softmax regression on th
 - ``kept rows``: the plain log loss on the rows the defaults keep (what the defaults fit; the
   check that the solver is the library's: equal test accuracy in most fits);
 - ``forward, every row``: every row, the loss -log (T^T p)_y with T[true, given] from the
-  calibrated confident joint of the out-of-fold probabilities (``_label_noise.
+  calibrated confident joint of the out-of-fold probabilities (``label_flags.
   confident_joint``, columns normalized), instead of leaving the flagged rows out;
 - ``forward, kept rows``: the kept rows with T estimated on them.
 
 The defaults themselves correct every row where the estimated flips go mostly into one class
-(three or more classes; ``noise_transition_`` set, ``_label_noise.flips_into_one_class``):
+(three or more classes; ``noise_transition_`` set, ``label_flags.flips_into_one_class``):
 their column is then the ``forward, every row`` fit's, up to the solver. Per split the CSV of
 ``--splits-csv`` also holds whether they did (``corrected``), the estimated flips' share of
 the rows (``noise``) and the largest share of them in one given class (``concentration``): the
@@ -45,7 +45,7 @@ from scipy.optimize import minimize
 from scipy.special import softmax
 from sklearn.metrics.pairwise import rbf_kernel
 
-from robustkernel.subquantile._label_noise import (
+from robustkernel.trimming.label_flags import (
     confident_joint,
     flip_shares,
     transition_matrix,

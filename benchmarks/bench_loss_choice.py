@@ -10,7 +10,7 @@ that evidence alone are then scored against the test accuracy:
 - ``log`` / ``hinge``: always one loss;
 - ``auto (committed)``: the log loss for two classes, the hinge for more, unless the other's
   out-of-fold error on the rows both keep is lower by two paired standard errors (the
-  library's ``loss="auto"``, its rule ``_label_noise.clearly_fewer_errors``);
+  library's ``loss="auto"``, its rule ``label_flags.clearly_fewer_errors``);
 - ``... rows either keeps`` / ``... every row``: the same comparison on other rows;
 - ``average of the two``: no choice; the mean of the two fits' test probabilities;
 - ``fewer corrupted rows kept``: an oracle that knows which rows were corrupted;
@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
-from robustkernel.subquantile._label_noise import clearly_fewer_errors
+from robustkernel.trimming.label_flags import clearly_fewer_errors
 
 CACHE = Path(__file__).parent / ".cache" / "bench_loss_choice"
 PEERS = ("svc_cv", "cleanlab", "cleanlab_tuned", "logreg")

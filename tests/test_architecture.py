@@ -4,7 +4,9 @@ imports between the package's units point down the layer table."""
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from functools import cache
 from pathlib import Path
 
@@ -78,30 +80,33 @@ LAYERS: dict[str, int] = {
     "_atomic": 0,
     "_memory": 0,
     "_report": 0,
+    "_torch_device": 0,
     # the version stamp of every estimator's pickled state (reads _version)
     "_version_stamp": 1,
     # the kernel model that SubQ and the baselines share
     "_kernel_model": 2,
+    # the trimming core every engine runs on
+    "trimming": 3,
     # engine 1
-    "subquantile": 3,
+    "subquantile": 4,
     # built on SubQ: engine 2 (its robust start and trimmed fits use SubquantileKernelRegressor),
     # the meta-estimators, the networks, the peers
-    "metric_kernel_ridge": 4,
-    "meta": 4,
-    "nn": 4,
-    "baselines": 4,
+    "metric_kernel_ridge": 5,
+    "meta": 5,
+    "nn": 5,
+    "baselines": 5,
     # around the estimators: data, contamination, scores, model files
-    "corruption": 5,
-    "metrics": 5,
-    "persistence": 5,
-    "datasets": 5,
+    "corruption": 6,
+    "metrics": 6,
+    "persistence": 6,
+    "datasets": 6,
     # the papers' tables (the `reproduce` command runs them)
-    "reproduce": 6,
+    "reproduce": 7,
     # the command line: subcommands, then the entry point
-    "commands": 7,
-    "cli": 8,
+    "commands": 8,
+    "cli": 9,
     # the public package: nothing inside imports it
-    "__init__": 9,
+    "__init__": 10,
 }
 
 NAME = PACKAGE.name
@@ -169,8 +174,9 @@ def test_import_collector_sees_relative_absolute_and_lazy_imports():
     edges = import_edges()
     assert ("robustkernel.commands._fit_report", "robustkernel._report") in edges  # from .. import
     assert ("robustkernel._version_stamp", "robustkernel._version") in edges  # from ._version
-    # inside a function: the lazy device lookup of the networks
-    assert ("robustkernel.nn._mlp", "robustkernel.subquantile._torch_backend") in edges
+    # inside a function: the lazy load of the PyTorch backend
+    lazy = ("robustkernel.subquantile._in_memory", "robustkernel.subquantile._torch_backend")
+    assert lazy in edges
     assert ("robustkernel.metric_kernel_ridge._cv", "robustkernel.subquantile") in edges
 
 
@@ -220,3 +226,92 @@ def test_metric_kernel_ridge_builds_on_subquantile_never_the_reverse():
         if unit(importer) == "subquantile" and unit(imported) == "metric_kernel_ridge"
     )
     assert not reverse, f"subquantile imports metric_kernel_ridge: {reverse}"
+
+
+def test_outside_subquantile_only_its_init_is_imported():
+    """The SubQ engine's private modules are its own: other units import the names its
+    ``__init__`` exports (the engine's face), so the engine can move code between its modules
+    without breaking them."""
+    private = sorted(
+        f"{importer} imports {imported}"
+        for importer, imported in import_edges()
+        if unit(importer) != "subquantile"
+        and unit(imported) == "subquantile"
+        and imported != f"{NAME}.subquantile"
+    )
+    assert not private, "imports of subquantile's private modules:\n" + "\n".join(private)
+
+
+def test_one_smallest_and_one_round_limit():
+    """``smallest`` and ``MAX_ROUNDS`` are defined once, in the trimming core."""
+    definitions = {"smallest": [], "MAX_ROUNDS": []}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            names = (
+                [node.name] if isinstance(node, ast.FunctionDef)
+                else [t.id for t in node.targets if isinstance(t, ast.Name)]
+                if isinstance(node, ast.Assign) else []
+            )
+            for name in set(names) & definitions.keys():
+                definitions[name].append(path.relative_to(PACKAGE).as_posix())
+    assert definitions == {
+        "smallest": ["trimming/selection.py"],
+        "MAX_ROUNDS": ["trimming/rules.py"],
+    }
+
+
+# -- size ------------------------------------------------------------------------------------
+
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_LINES = 80
+
+
+def code_lines(source: str) -> tuple[set[int], ast.Module]:
+    """The numbers of the lines that hold code (not blank, not only a comment, not in a
+    docstring), and the parsed module."""
+    tree = ast.parse(source)
+    documentation = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                documentation |= set(range(first.lineno, first.end_lineno + 1))
+    skipped = {
+        tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+        tokenize.ENDMARKER,
+    }
+    lines = set()
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type not in skipped:
+            lines |= set(range(token.start[0], token.end[0] + 1)) - documentation
+    return lines, tree
+
+
+def test_code_lines_count_code_only():
+    source = (
+        '"""Doc\nstring."""\n\n# a comment\nx = 1\n\n\n'
+        'def f():\n    """Doc."""\n    return (\n        x\n    )\n'
+    )
+    lines, _ = code_lines(source)
+    assert lines == {5, 8, 10, 11, 12}
+
+
+def test_modules_and_functions_stay_small():
+    """No module over ``MAX_MODULE_LINES`` lines of code, no function over
+    ``MAX_FUNCTION_LINES`` (docstrings, comments and blank lines aside)."""
+    too_long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        lines, tree = code_lines(path.read_text())
+        name = path.relative_to(PACKAGE).as_posix()
+        if len(lines) > MAX_MODULE_LINES:
+            too_long.append(f"{name}: {len(lines)} lines of code")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                count = sum(node.lineno <= line <= node.end_lineno for line in lines)
+                if count > MAX_FUNCTION_LINES:
+                    too_long.append(f"{name}:{node.lineno} {node.name}: {count} lines of code")
+    assert not too_long, "\n".join(too_long)

@@ -25,11 +25,11 @@ from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel._kernel_model.losses import SquaredLoss
 from robustkernel.corruption import contaminated_split, corrupt
 from robustkernel.subquantile._auto_epsilon import (
-    MAX_ROUNDS,
     _feature_residual_variance_factors,
     _kernel_studentized_losses,
 )
 from robustkernel.subquantile._objective import Evaluation, FeatureProblem, Problem
+from robustkernel.trimming import MAX_ROUNDS
 
 EPSILONS = (0.0, 0.05, 0.1, 0.2, 0.3)
 REGRESSION_PARAMS = {"alpha": 0.1, "gamma": 1.0}

@@ -14,7 +14,8 @@ from sklearn.linear_model import LinearRegression, Ridge
 from test_high_breakdown import _hawkins_like
 
 from robustkernel import SubquantileKernelRegressor
-from robustkernel.subquantile._in_memory import SELECTION_ROWS, START_ROWS
+from robustkernel.subquantile._route_high_breakdown import START_ROWS
+from robustkernel.subquantile._route_subsample import SELECTION_ROWS
 
 
 def _bad_leverage_cluster(n: int, p: int = 5, share: float = 0.3, seed: int = 0):

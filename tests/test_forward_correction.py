@@ -16,7 +16,7 @@ from sklearn.svm import SVC
 
 from robustkernel import SubquantileKernelClassifier
 from robustkernel._kernel_model.losses import ForwardCorrectedLoss
-from robustkernel.subquantile._label_noise import (
+from robustkernel.trimming.label_flags import (
     flip_shares,
     flips_into_one_class,
     transition_matrix,

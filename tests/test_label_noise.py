@@ -1,4 +1,4 @@
-"""Confident learning on out-of-fold probabilities (``subquantile._label_noise``), against
+"""Confident learning on out-of-fold probabilities (``trimming.label_flags``), against
 brute-force loops written from the definitions, and the classifier's defaults that use it."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from sklearn.datasets import make_blobs
 
 from robustkernel import SubquantileKernelClassifier
 from robustkernel._kernel_model.losses import class_probabilities
-from robustkernel.subquantile._label_noise import (
+from robustkernel.trimming.label_flags import (
     brier_gain,
     chance_level,
     class_thresholds,
@@ -264,14 +264,14 @@ def test_a_round_that_flags_more_is_dropped(monkeypatch):
     """The classifier's rounds with flags scripted by round: a second round that flags the
     first round's rows and more ends the rounds, and the fit keeps the first round's flags
     (the rows it leaves out); a second round that flags fewer rows is taken."""
-    from robustkernel.subquantile import _label_noise
+    from robustkernel.trimming import label_flags
 
     X, y = make_blobs(200, centers=2, cluster_std=2.5, random_state=0)
     first = np.zeros(200, dtype=bool)
     first[:10] = True
     for second, expected in ((np.arange(200) < 15, first), (np.arange(200) < 6, None)):
         scripted, calls = scripted_flags(first, second)
-        monkeypatch.setattr(_label_noise, "flagged_rows", scripted)
+        monkeypatch.setattr(label_flags, "flagged_rows", scripted)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             model = SubquantileKernelClassifier(random_state=0).fit(X, y)

@@ -21,7 +21,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from robustkernel import SubquantileClassifier, SubquantileRegressor
 from robustkernel.corruption import corrupt
-from robustkernel.subquantile._objective import weighted_subquantile
+from robustkernel.trimming import weighted_subquantile
 
 
 def rmse(a: np.ndarray, b: np.ndarray) -> float:

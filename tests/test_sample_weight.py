@@ -263,8 +263,8 @@ def test_duplicate_rows_fit_as_one_row_of_their_weight():
 def test_spread_kept_weight_matches_the_subquantile_of_repeated_rows():
     """Each copy's share of its distinct row's kept weight is what the subquantile of the
     repeated rows keeps (ties between copies: the first copies), checked by brute force."""
-    from robustkernel.subquantile._objective import kept_weights
     from robustkernel.subquantile._unique_rows import spread_kept_weight, unique_rows
+    from robustkernel.trimming import kept_weights
 
     rng = np.random.default_rng(3)
     for _ in range(20):

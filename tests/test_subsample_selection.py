@@ -15,7 +15,7 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import Ridge
 
 from robustkernel import SubquantileKernelRegressor
-from robustkernel.subquantile import _in_memory
+from robustkernel.subquantile import _route_high_breakdown, _route_subsample
 
 
 def _contaminated(n: int, seed: int = 0):
@@ -30,9 +30,15 @@ def _contaminated(n: int, seed: int = 0):
     return X[:n], y, bad, X[n:], f[n:]
 
 
+def lower_selection_rows(monkeypatch) -> None:
+    """SELECTION_ROWS at 300 for both routes that read it."""
+    for route in (_route_subsample, _route_high_breakdown):
+        monkeypatch.setattr(route, "SELECTION_ROWS", 300)
+
+
 @pytest.fixture
 def small_selection(monkeypatch):
-    monkeypatch.setattr(_in_memory, "SELECTION_ROWS", 300)
+    lower_selection_rows(monkeypatch)
 
 
 def _rmse(model, X, f):
@@ -95,7 +101,7 @@ def test_subsample_path_matches_the_selection_on_every_row(monkeypatch):
     X, y, _, X_test, f_test = _contaminated(1200, seed=1)
     common = {"kernel": "rbf", "n_components": 80, "random_state": 0}
     full = _rmse(SubquantileKernelRegressor(**common).fit(X, y), X_test, f_test)
-    monkeypatch.setattr(_in_memory, "SELECTION_ROWS", 300)
+    lower_selection_rows(monkeypatch)
     subsampled = _rmse(SubquantileKernelRegressor(**common).fit(X, y), X_test, f_test)
     assert subsampled <= 1.1 * full
 

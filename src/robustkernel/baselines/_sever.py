@@ -12,8 +12,7 @@ from sklearn.utils._param_validation import Interval
 
 from .._fractions import rows_in_fraction
 from .._kernel_model.losses import class_indices
-from ..subquantile._objective import Problem
-from ..subquantile._refits import LbfgsSubsetFitter, RidgeSubsetFitter
+from ..subquantile import LbfgsSubsetFitter, Problem, RidgeSubsetFitter
 from ._common import (
     KERNEL_CONSTRAINTS,
     KERNEL_PARAMETERS_DOC,

@@ -12,8 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from .._kernel_model.losses import SquaredLoss
-from ..subquantile._objective import Problem
-from ..subquantile._solvers import gradient_method
+from ..subquantile import Problem, gradient_method
 from ._common import KERNEL_PARAMETERS_DOC, TrimmedBaselineRegressor
 
 

@@ -38,7 +38,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import RobustScaler
 
 from ..persistence import save_model
-from ..subquantile import _distributed
+from ..subquantile import sample_rows
 from . import _fit_report as report
 from ._common import prediction_frame
 from ._tabular import MIN_TRAINING_ROWS, DataError, Table, check_class_counts, first_line
@@ -360,7 +360,7 @@ class ParquetTable:
         self.y = da.concatenate(parts["target"])
         self.rows = da.concatenate(parts["rows"])
         self.n_dropped = n_missing
-        sample = _distributed.sample_rows(self.X.shape[0], random_state)
+        sample = sample_rows(self.X.shape[0], random_state)
         self.sample = pd.DataFrame(self.X[sample].compute(), columns=self.features)
 
 

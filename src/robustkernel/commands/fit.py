@@ -23,9 +23,12 @@ from sklearn.preprocessing import RobustScaler
 from .._kernel_model.kernels import KERNELS
 from ..corruption import outlier_precision_recall
 from ..persistence import save_model, skops_available
-from ..subquantile import SubquantileKernelClassifier, SubquantileKernelRegressor
-from ..subquantile._base import SOLVERS
-from ..subquantile._components import EXACT_ROWS
+from ..subquantile import (
+    EXACT_ROWS,
+    SOLVERS,
+    SubquantileKernelClassifier,
+    SubquantileKernelRegressor,
+)
 from . import _fit_report as report
 from ._common import atomic_folder, guarded, prediction_frame, progress
 from ._csv_output import write_csv

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -34,7 +35,7 @@ from ..persistence import save_model
 from . import _fit_report as report
 from ._common import atomic_folder, guarded, progress
 from ._csv_output import write_csv
-from ._tabular import DataError, read_csv, training_table
+from ._tabular import DataError, Table, read_csv, training_table
 from .fit import (
     PICKLE_MODEL_FILE,
     PICKLE_NOTE,
@@ -131,73 +132,8 @@ def _run(args: argparse.Namespace) -> int:
         model_name = model_file()
         save_model(pipeline, folder / model_name)
         bar.update()
-        names = [f"component_{j + 1}" for j in range(model.rank_)]
-        components = pd.DataFrame(model.components_.T, columns=names)
-        components.insert(0, "feature", table.X.columns)
-        write_csv(components, folder / "components.csv")
-        eigenvalues = pd.DataFrame(
-            {
-                "index": np.arange(1, model.eigenvalues_.size + 1),
-                "eigenvalue": model.eigenvalues_,
-                "in_subspace": model.eigenvalues_ > 0,
-            }
-        )
-        write_csv(eigenvalues, folder / "eigenvalues.csv")
-        transformed = pd.DataFrame(model.transform(X), columns=names)
-        transformed.insert(0, "row", table.rows)
-        write_csv(transformed, folder / "transformed.csv")
-        write_csv(outlier_table(table, pipeline.regressor_), folder / "outliers.csv")
-        report.plot_eigenvalues(model.eigenvalues_, folder / "eigenvalues.png")
-        fitted = pipeline.predict(table.X)
-        kept, left_out = model.inlier_mask_, int((~model.inlier_mask_).sum())
-        statistics = {
-            "rows used": len(table.rows),
-            "rows dropped (missing values)": table.n_dropped,
-            "rows left out (epsilon_)": f"{left_out} ({model.epsilon_:.3f})",
-            "features": X.shape[1],
-            "rank of Sigma (rank_)": int(model.rank_),
-            "eigenvalues > 1e-6 x largest": int(model.numerical_rank_),
-            "objective J_n": float(model.objective_),
-            "KKT residual (0 at a stationary point)": float(model.kkt_residual_),
-            "training RMSE on the kept rows (target units)": _root_mean_squared_error(
-                np.asarray(table.y)[kept], fitted[kept]
-            ),
-            "iterations": int(model.n_iter_),
-            "converged": bool(model.converged_),
-            "fit seconds": round(seconds, 3),
-        }
-        settings = {
-            "data": str(args.data),
-            "target": args.target,
-            "lam": args.lam,
-            "epsilon": args.epsilon,
-        }
-        report.write_report(
-            folder / "report.md",
-            f"Learned metric of {args.data}",
-            {
-                "Settings": report.key_value_table(
-                    {
-                        **settings,
-                        "max_iter": args.max_iter,
-                        "scaling": "standardized x and y",
-                        "model file": model_file_description(model_name),
-                    }
-                ),
-                "Fit statistics": report.key_value_table(statistics),
-                "Spectrum of Sigma": (
-                    "The prediction depends on x only through the directions with a positive "
-                    "eigenvalue; their number is the rank.\n\n"
-                    + report.image("eigenvalues.png", "eigenvalues of Sigma")
-                ),
-                "Learned directions": (
-                    "Columns: orthonormal directions spanning the learned subspace, in units of "
-                    "standardized features (largest eigenvalue first). A feature with weight "
-                    "near 0 in every column does not influence the prediction.\n\n"
-                    + report.markdown_table(components.round(4))
-                ),
-            },
-        )
+        components = _write_tables(folder, table, pipeline, X)
+        _write_report(folder, args, table, pipeline, X, components, model_name, seconds)
         bar.update()
     if not args.quiet:
         print(
@@ -206,6 +142,96 @@ def _run(args: argparse.Namespace) -> int:
         if model_name == PICKLE_MODEL_FILE:
             print(PICKLE_NOTE)
     return 0
+
+
+def _write_tables(
+    folder: Path, table: Table, pipeline: TransformedTargetRegressor, X: np.ndarray
+) -> pd.DataFrame:
+    """components.csv, eigenvalues.csv, transformed.csv, outliers.csv and eigenvalues.png of
+    the fitted ``pipeline`` (``X``: the standardized rows); returns the components."""
+    model = pipeline.regressor_[-1]
+    names = [f"component_{j + 1}" for j in range(model.rank_)]
+    components = pd.DataFrame(model.components_.T, columns=names)
+    components.insert(0, "feature", table.X.columns)
+    write_csv(components, folder / "components.csv")
+    eigenvalues = pd.DataFrame(
+        {
+            "index": np.arange(1, model.eigenvalues_.size + 1),
+            "eigenvalue": model.eigenvalues_,
+            "in_subspace": model.eigenvalues_ > 0,
+        }
+    )
+    write_csv(eigenvalues, folder / "eigenvalues.csv")
+    transformed = pd.DataFrame(model.transform(X), columns=names)
+    transformed.insert(0, "row", table.rows)
+    write_csv(transformed, folder / "transformed.csv")
+    write_csv(outlier_table(table, pipeline.regressor_), folder / "outliers.csv")
+    report.plot_eigenvalues(model.eigenvalues_, folder / "eigenvalues.png")
+    return components
+
+
+def _write_report(
+    folder: Path,
+    args: argparse.Namespace,
+    table: Table,
+    pipeline: TransformedTargetRegressor,
+    X: np.ndarray,
+    components: pd.DataFrame,
+    model_name: str,
+    seconds: float,
+) -> None:
+    """report.md: the settings, the fit statistics, the spectrum and the learned directions."""
+    model = pipeline.regressor_[-1]
+    fitted = pipeline.predict(table.X)
+    kept, left_out = model.inlier_mask_, int((~model.inlier_mask_).sum())
+    statistics = {
+        "rows used": len(table.rows),
+        "rows dropped (missing values)": table.n_dropped,
+        "rows left out (epsilon_)": f"{left_out} ({model.epsilon_:.3f})",
+        "features": X.shape[1],
+        "rank of Sigma (rank_)": int(model.rank_),
+        "eigenvalues > 1e-6 x largest": int(model.numerical_rank_),
+        "objective J_n": float(model.objective_),
+        "KKT residual (0 at a stationary point)": float(model.kkt_residual_),
+        "training RMSE on the kept rows (target units)": _root_mean_squared_error(
+            np.asarray(table.y)[kept], fitted[kept]
+        ),
+        "iterations": int(model.n_iter_),
+        "converged": bool(model.converged_),
+        "fit seconds": round(seconds, 3),
+    }
+    settings = {
+        "data": str(args.data),
+        "target": args.target,
+        "lam": args.lam,
+        "epsilon": args.epsilon,
+    }
+    report.write_report(
+        folder / "report.md",
+        f"Learned metric of {args.data}",
+        {
+            "Settings": report.key_value_table(
+                {
+                    **settings,
+                    "max_iter": args.max_iter,
+                    "scaling": "standardized x and y",
+                    "model file": model_file_description(model_name),
+                }
+            ),
+            "Fit statistics": report.key_value_table(statistics),
+            "Spectrum of Sigma": (
+                "The prediction depends on x only through the directions with a positive "
+                "eigenvalue; their number is the rank.\n\n"
+                + report.image("eigenvalues.png", "eigenvalues of Sigma")
+            ),
+            "Learned directions": (
+                "Columns: orthonormal directions spanning the learned subspace, in units of "
+                "standardized features (largest eigenvalue first). A feature with weight "
+                "near 0 in every column does not influence the prediction.\n\n"
+                + report.markdown_table(components.round(4))
+            ),
+        },
+    )
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -43,17 +44,18 @@ from sklearn.utils.validation import (
 from .._kernel_model.estimator import class_labels, single_class_error
 from .._kernel_model.losses import SquaredLoss
 from .._version_stamp import VersionStamped
-from ..subquantile._auto_epsilon import (
+from ..subquantile import high_breakdown_start, regression_probabilities, robust_gamma
+from ..trimming import (
     MAX_EPSILON,
     MAX_ROUNDS,
     REGRESSION_START,
+    ClassFloors,
+    alternate,
     beyond_scale,
+    flag_rounds,
+    label_flags,
+    weighted_subquantile,
 )
-from ..subquantile._folds import regression_probabilities
-from ..subquantile._high_breakdown import high_breakdown_start
-from ..subquantile._hyperparameters import robust_gamma
-from ..subquantile._label_noise import ROUNDS, flagged_rows, unpredictable
-from ..subquantile._objective import ClassFloors, weighted_subquantile
 from ._selection import fit_rows, out_of_fold_losses
 
 # Fits without a smaller objective before the alternation stops (a heuristic estimator's kept
@@ -63,6 +65,19 @@ PROBABILITY_FLOOR = 1e-15  # -log of it, 34.5, is the largest classification los
 # The regressor's epsilon="auto" starts from the high-breakdown start on at most this many rows
 # (its cost grows as n^3; the reweighting rounds then see every row).
 START_ROWS = 500
+
+
+@dataclass(frozen=True)
+class _MetaFit:
+    """One fit of the alternation: the row weights it was fitted with, the fitted estimator,
+    every row's loss under it, the row weights its subquantile keeps (the next fit's) and the
+    sum of their losses."""
+
+    row_weights: np.ndarray | None
+    fitted: Any
+    losses: np.ndarray | None
+    selected: np.ndarray
+    objective: float
 
 
 def _numeric_rows(X: Any) -> np.ndarray | None:
@@ -277,50 +292,55 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
         fit of smallest objective is kept): an estimator that does not minimize its loss
         exactly (boosting, networks) can swap a few rows at the boundary forever. Sets
         ``estimator_`` and returns the weights of the rows it was fitted on and its losses."""
-        row_weights = np.where(start, weights, 0.0)
         present = weights > 0
         floors = self._floors(y[present], weights[present] if self._weighted else None)
-        best: tuple[float, Any, np.ndarray, np.ndarray] | None = None
-        stalled = 0
-        self.converged_ = False
-        for iteration in range(1, self.max_iter + 1):
-            fitted = self._fit(X, y, row_weights)
-            losses = self._selection_losses(X, y, fitted, row_weights)
-            new_weights = np.zeros_like(weights)
-            new_weights[present] = weighted_subquantile(
+        best: list[_MetaFit] = []  # the fit of smallest objective so far
+        stalled = iteration = 0
+
+        def refit(state: _MetaFit) -> _MetaFit:
+            nonlocal iteration
+            iteration += 1
+            fitted = self._fit(X, y, state.selected)
+            losses = self._selection_losses(X, y, fitted, state.selected)
+            selected = np.zeros_like(weights)
+            selected[present] = weighted_subquantile(
                 losses[present], epsilon, weights[present] if self._weighted else None, floors
             )
-            kept = new_weights > 0
-            objective = float(new_weights[kept] @ losses[kept])
-            self.n_iter_ = iteration
+            kept = selected > 0
+            objective = float(selected[kept] @ losses[kept])
             if self.verbose:
-                changed = int(np.count_nonzero((new_weights > 0) != (row_weights > 0)))
+                changed = int(np.count_nonzero(kept != (state.selected > 0)))
                 print(
                     f"[{type(self).__name__}] fit {iteration}: objective {objective:.6g}, "
                     f"{changed} rows change"
                 )
-            if np.array_equal(new_weights, row_weights):
-                best = (objective, fitted, row_weights, losses)
-                self.converged_ = True
-                break
-            if best is None or objective < best[0]:
-                best, stalled = (objective, fitted, row_weights, losses), 0
-            else:
-                stalled += 1
-                if stalled == PATIENCE:
-                    self.converged_ = True
-                    break
-            row_weights = new_weights
-        else:
+            return _MetaFit(state.selected, fitted, losses, selected, objective)
+
+        def stop(state: _MetaFit) -> bool:
+            nonlocal stalled
+            if not best or state.objective < best[0].objective:
+                best[:], stalled = [state], 0
+                return False
+            stalled += 1
+            return stalled == PATIENCE
+
+        start_fit = _MetaFit(None, None, None, np.where(start, weights, 0.0), np.inf)
+        run = alternate(
+            refit, lambda state: state.selected.tobytes(), start_fit, self.max_iter,
+            repeat="last", stop=stop,
+        )
+        self.n_iter_, self.converged_ = run.n_rounds, run.converged
+        if not run.converged:
             warnings.warn(
                 f"{type(self).__name__}: the kept rows still changed after max_iter="
                 f"{self.max_iter} fits; increase max_iter.",
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        _, self.estimator_, row_weights, losses = best
-        self.threshold_ = float(np.max(losses[row_weights > 0]))
-        return row_weights, losses
+        chosen = run.state if run.ended == "repeat" else best[0]
+        self.estimator_ = chosen.fitted
+        self.threshold_ = float(np.max(chosen.losses[chosen.row_weights > 0]))
+        return chosen.row_weights, chosen.losses
 
     def _estimate_epsilon(
         self, X: Any, y: np.ndarray, weights: np.ndarray, present: np.ndarray
@@ -336,13 +356,17 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
         explain away the rows it was fitted on.
         """
         floors = self._floors(y[present], None)  # whole rows: the flags are per row
-        row_weights = self._start_rows(X, y, weights, present, floors)
-        seen: set[bytes] = set()
-        self.converged_ = False
-        for iteration in range(1, MAX_ROUNDS + 1):
-            self.n_iter_ = iteration
-            self.estimator_ = self._fit(X, y, row_weights)
-            losses = self._honest_losses(X, y, self.estimator_, row_weights)
+        start = self._start_rows(X, y, weights, present, floors)
+        fits = 0
+
+        def fitted(row_weights: np.ndarray) -> tuple[np.ndarray, Any, np.ndarray]:
+            nonlocal fits
+            fits += 1
+            estimator = self._fit(X, y, row_weights)
+            return row_weights, estimator, self._honest_losses(X, y, estimator, row_weights)
+
+        def flags(state: tuple[np.ndarray, Any, np.ndarray]) -> np.ndarray:
+            row_weights, _, losses = state
             flagged = self._flags(losses, row_weights, weights) & present
             if weights[flagged].sum() > MAX_EPSILON * weights.sum():
                 # The cap: the least suspect of the flagged rows are kept.
@@ -357,15 +381,20 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
             flagged &= present
             if self.verbose:
                 share = weights[flagged].sum() / weights.sum()
-                print(f"[{type(self).__name__}] round {iteration}: {share:.1%} of the rows flagged")
-            new_weights = np.where(present & ~flagged, weights, 0.0)
-            if np.array_equal(new_weights, row_weights):
-                self.converged_ = True
-                break
-            if flagged.tobytes() in seen:
-                break
-            seen.add(flagged.tobytes())
-            row_weights = new_weights
+                print(f"[{type(self).__name__}] round {fits}: {share:.1%} of the rows flagged")
+            return flagged
+
+        # the start's trimmed rows count as flags where the start keeps whole rows only
+        whole = np.array_equal(start, np.where(start > 0, weights, 0.0))
+        run = flag_rounds(
+            flags,
+            lambda flagged, _: fitted(np.where(present & ~flagged, weights, 0.0)),
+            fitted(start),
+            MAX_ROUNDS - 1,  # MAX_ROUNDS fits
+            first=present & ~(start > 0) if whole else None,
+        )
+        row_weights, self.estimator_, losses = run.state
+        self.n_iter_, self.converged_ = fits, run.ended == "repeat"
         self.threshold_ = float(np.max(losses[row_weights > 0]))
         return row_weights, losses
 
@@ -617,7 +646,7 @@ class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
         floors: ClassFloors | None,
     ) -> np.ndarray:
         """The high-breakdown start of ``SubquantileKernelRegressor(kernel="auto")``
-        (:func:`..subquantile._high_breakdown.high_breakdown_start`) where it applies: numeric,
+        (:func:`~robustkernel.subquantile.high_breakdown_start`) where it applies: numeric,
         finite, dense X, no sample weights, more rows than folds and a start that keeps as
         many; on at most ``START_ROWS`` rows (a random sample, the others weighing 0 in the
         first fit). A fit on every row is what a group of outliers masks itself in (30% of
@@ -856,34 +885,42 @@ class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
         labels = np.searchsorted(self._classes, y[rows])
         relative = weights[rows] / weights[rows].max()  # the same flags at any weight scale
         floors = ClassFloors.from_labels(labels)  # whole rows: the flags are per row
-        row_weights = np.where(present, weights, 0.0)
-        self.converged_ = False
-        for iteration in range(1, ROUNDS + 1):
-            self.n_iter_ = iteration
-            self.estimator_ = self._fit(X, y, row_weights)
-            P, fitted = self._honest_probabilities(X, y, row_weights, rows, labels)
-            if iteration == 1:
-                reason = unpredictable(
-                    P[rows], labels, relative, fitted, lambda P=P: P[rows].argmax(axis=1) != labels
-                )
-                if reason is not None:
-                    warnings.warn(f"{type(self).__name__}: {reason}", UserWarning, stacklevel=3)
-                    self.converged_ = True
-                    break
-            new_weights = np.zeros_like(weights)
-            flagged = flagged_rows(P[rows], labels, relative, floors)
-            new_weights[rows] = np.where(flagged, 0.0, weights[rows])
+        every_row = np.where(present, weights, 0.0)
+        self.estimator_ = self._fit(X, y, every_row)
+        P, fitted = self._honest_probabilities(X, y, every_row, rows, labels)
+        self.n_iter_ = 1  # rounds of out-of-fold probabilities
+        reason = label_flags.unpredictable(
+            P[rows], labels, relative, fitted, lambda: P[rows].argmax(axis=1) != labels
+        )
+        if reason is not None:
+            warnings.warn(f"{type(self).__name__}: {reason}", UserWarning, stacklevel=3)
+
+        def flags(state: tuple[np.ndarray, np.ndarray | None]) -> np.ndarray:
+            nonlocal P
+            row_weights, known = state
+            if known is None:  # the probabilities of the estimator fitted on ``row_weights``
+                P = self._honest_probabilities(X, y, row_weights, rows, labels)[0]
+                self.n_iter_ += 1
+            flagged = np.zeros(len(weights), dtype=bool)
+            flagged[rows] = label_flags.flagged_rows(P[rows], labels, relative, floors)
             if self.verbose:
                 print(
-                    f"[{type(self).__name__}] round {iteration}: "
-                    f"{weights[rows][flagged].sum() / weights.sum():.1%} of the rows flagged"
+                    f"[{type(self).__name__}] round {self.n_iter_}: "
+                    f"{weights[flagged].sum() / weights.sum():.1%} of the rows flagged"
                 )
-            if np.array_equal(new_weights, row_weights):
-                self.converged_ = True
-                break
-            row_weights = new_weights
-        else:  # the flags of the last round: the estimator fitted without them
+            return flagged
+
+        def refit(flagged: np.ndarray, _: Any) -> tuple[np.ndarray, None]:
+            row_weights = np.where(present & ~flagged, weights, 0.0)
             self.estimator_ = self._fit(X, y, row_weights)
+            return row_weights, None
+
+        run = flag_rounds(
+            flags, refit, (every_row, P), 0 if reason else label_flags.ROUNDS,
+            first=np.zeros(len(weights), dtype=bool),
+        )
+        row_weights = run.state[0]
+        self.converged_ = reason is not None or run.ended == "repeat"
         column = np.clip(np.searchsorted(self._classes, y), 0, self._classes.size - 1)
         given = np.where(self._classes[column] == y, P[np.arange(len(y)), column], 0.0)
         losses = -np.log(np.maximum(given, PROBABILITY_FLOOR))

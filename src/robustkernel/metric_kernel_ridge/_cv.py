@@ -15,6 +15,7 @@ coefficients); one eigendecomposition of ``K_c`` per ``(Sigma, s)`` serves every
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass, field, fields
 from functools import partial
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -545,39 +546,50 @@ default="gaussian"
             self._grid(self.scales, DEFAULT_SCALES, "scales"),
             self._grid(self.ridges, DEFAULT_RIDGES, "ridges"),
         )
-        for stale in ("inlier_mask_", "outlier_scores_", "epsilon_", "X_fit_"):
-            self.__dict__.pop(stale, None)
         kept = np.ones(X.shape[0], dtype=bool)
         if self.epsilon is not None:
             kept = initial_rows(X, y, self.epsilon, self.random_state)
-        candidates = np.flatnonzero(kept)
-        splits = self._splits(candidates)
-        family = resolve_kernel(self.kernel, self.kernel_params)
-        template = MetricKernelRidge(
-            kernel=self.kernel,
-            kernel_params=self.kernel_params,
-            solver=self.solver,
-            tol=self.tol,
-            max_iter=self.max_iter,
-            diagonal=self.diagonal,
+        problem = _Problem(
+            X, y, kept, self._splits(np.flatnonzero(kept)), grids,
+            resolve_kernel(self.kernel, self.kernel_params),
+            MetricKernelRidge(
+                kernel=self.kernel,
+                kernel_params=self.kernel_params,
+                solver=self.solver,
+                tol=self.tol,
+                max_iter=self.max_iter,
+                diagonal=self.diagonal,
+            ),
         )
-        inits: list[np.ndarray | None] = [None] * len(splits)
+        with tqdm(
+            total=len(lams) + 1, desc=type(self).__name__, unit="fit", disable=not self.verbose
+        ) as bar:
+            path = self._path(problem, lams, bar)
+            result = self._final_fit(problem, path)
+            bar.update()
+        self._set_fitted(result)
+        return self
+
+    def _path(self, problem: _Problem, lams: np.ndarray, bar: Any) -> _Path:
+        """The metric fitted along ``lams`` on each split's training rows (warm-started from
+        the previous ``lam``'s), each scored by its held-out MSE (:meth:`_held_out_mse`);
+        stops ``n_iter_no_change`` values past the best."""
+        X, y = problem.X, problem.y
+        inits: list[np.ndarray | None] = [None] * len(problem.splits)
         errors, ranks, metrics = [], [], []
         n_iter = 0
-        bar = tqdm(
-            total=len(lams) + 1, desc=type(self).__name__, unit="fit", disable=not self.verbose
-        )
         for lam in lams:
             split_errors, split_ranks, split_metrics = [], [], []
-            for s, (train, val) in enumerate(splits):
-                model = clone(template).set_params(lam=float(lam), init=inits[s])
+            for s, (train, val) in enumerate(problem.splits):
+                model = clone(problem.template).set_params(lam=float(lam), init=inits[s])
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
                     model.fit(X[train], y[train])
                 inits[s], n_iter = model.Sigma_, n_iter + model.n_iter_
                 split_errors.append(
                     self._held_out_mse(
-                        model, model._metric_for_kernel(), X, y, (train, val), grids, family
+                        model, model._metric_for_kernel(), X, y, (train, val), problem.grids,
+                        problem.family,
                     )
                 )
                 split_ranks.append(model.rank_)
@@ -591,16 +603,23 @@ default="gaussian"
             )
             if len(errors) - 1 - int(np.argmin(errors)) >= self.n_iter_no_change:
                 break
-        k = int(np.argmin(errors))
-        self.lams_ = lams[: len(errors)].copy()
-        self.validation_mse_ = np.asarray(errors)
-        self.validation_ranks_ = np.asarray(ranks, dtype=int)
-        self.lam_ = float(lams[k])
-        self.metric_source_ = "path"
-        self.gradient_validation_mse_ = None
+        return _Path(
+            lams[: len(errors)].copy(), np.asarray(errors), np.asarray(ranks, dtype=int),
+            metrics, n_iter,
+        )
+
+    def _final_fit(self, problem: _Problem, path: _Path) -> _FittedCV:
+        """The metric at the chosen ``lam`` (or the gradient metric, where its held-out MSE is
+        lower) on every kept row, its scale and ridge by leave-one-out, and the final fit."""
+        X, y, grids, family, template = (
+            problem.X, problem.y, problem.grids, problem.family, problem.template
+        )
+        k = int(np.argmin(path.errors))
+        lam: float | None = float(path.lams[k])
+        source, gradient_mse = "path", None
         choose = partial(self._scale_and_ridge, grids=grids, family=family)
         if self.gradient_metric and self.epsilon is None and self._takes_gradient_metric(family):
-            self.gradient_validation_mse_ = float(
+            gradient_mse = float(
                 np.mean(
                     [
                         self._held_out_mse(
@@ -608,49 +627,73 @@ default="gaussian"
                             gradient_outer_product_metric(X[train], y[train], family, choose),
                             X, y, (train, val), grids, family,
                         )
-                        for train, val in splits
+                        for train, val in problem.splits
                     ]
                 )
             )
-            if self.gradient_validation_mse_ < errors[k]:
-                self.metric_source_, self.lam_ = "gradient", None
-        start = self._lowest_objective(metrics[k], X[candidates], y[candidates], family)
-        refit = clone(template).set_params(lam=self.lam_, init=start)
-        if self.metric_source_ == "gradient":
+            if gradient_mse < path.errors[k]:
+                source, lam = "gradient", None
+        rows = np.flatnonzero(problem.kept)
+        start = self._lowest_objective(path.metrics[k], X[rows], y[rows], family)
+        refit = clone(template).set_params(lam=lam, init=start)
+        trimmed: dict[str, Any] = {}
+        if source == "gradient":
             metric = gradient_outer_product_metric(X, y, family, choose)
-            self.scale_, self.ridge_, self.final_ = self._ridge_on(
-                template, metric, X, y, grids, family
-            )
-            self.metric_ = self._fixed_metric(template, metric, self.ridge_, X, y)
+            scale, ridge, final = self._ridge_on(template, metric, X, y, grids, family)
+            metric_model = self._fixed_metric(template, metric, ridge, X, y)
         elif self.epsilon is None:
-            self.metric_ = refit.fit(X, y)
-            self.scale_, self.ridge_, self.final_ = self._ridge_on(
-                self.metric_, self.metric_._metric_for_kernel(), X, y, grids, family
+            metric_model = refit.fit(X, y)
+            scale, ridge, final = self._ridge_on(
+                metric_model, metric_model._metric_for_kernel(), X, y, grids, family
             )
         else:
-            trimmed = trimmed_metric_fit(refit, X, y, kept)
-            self.metric_ = trimmed.model
-            rows = trimmed.mask
-            self.scale_, self.ridge_, _ = self._ridge_on(
-                self.metric_, self.metric_._metric_for_kernel(), X[rows], y[rows], grids, family
+            fit = trimmed_metric_fit(refit, X, y, problem.kept)
+            metric_model, mask = fit.model, fit.mask
+            scale, ridge, _ = self._ridge_on(
+                metric_model, metric_model._metric_for_kernel(), X[mask], y[mask], grids, family
             )
             # the rows are chosen again by a Subquantile fit on the learned kernel: the metric's
             # in-sample residuals cannot expose a corrupted row that the metric fit explains
-            self.X_fit_ = X
-            self.final_ = SubquantileKernelRegressor(
+            final = SubquantileKernelRegressor(
                 kernel="precomputed", epsilon=self.epsilon, random_state=self.random_state
-            ).fit(self._learned_kernel(X, family), y)
-            self.inlier_mask_ = self.final_.inlier_mask_
-            self.outlier_scores_ = self.final_.outlier_scores_
-            self.epsilon_ = self.final_.epsilon_
+            ).fit(learned_kernel(metric_model, scale, family, X), y)
+            trimmed = {
+                "X_fit_": X,
+                "inlier_mask_": final.inlier_mask_,
+                "outlier_scores_": final.outlier_scores_,
+                "epsilon_": final.epsilon_,
+            }
         if self.predictor == "gaussian_process":
-            self.final_ = self._coordinate_process(self.metric_.transform(X), y)
-        bar.update()
-        bar.close()
-        self.n_iter_ = n_iter + self.metric_.n_iter_
+            final = self._coordinate_process(metric_model.transform(X), y)
+        return _FittedCV(
+            lams_=path.lams,
+            validation_mse_=path.errors,
+            validation_ranks_=path.ranks,
+            lam_=lam,
+            metric_source_=source,
+            gradient_validation_mse_=gradient_mse,
+            metric_=metric_model,
+            scale_=scale,
+            ridge_=ridge,
+            final_=final,
+            n_iter_=path.n_iter + metric_model.n_iter_,
+            trimmed=trimmed,
+        )
+
+    def _set_fitted(self, result: _FittedCV) -> None:
+        """Store ``result``: the one place ``fit`` writes fitted attributes. The trimmed fit's
+        (``X_fit_``, ``inlier_mask_``, ``outlier_scores_``, ``epsilon_``) exist only where it
+        ran; ``Sigma_``, ``rank_``, ``components_``, ``eigenvalues_`` and ``kkt_residual_`` are
+        ``metric_``'s."""
+        for stale in ("X_fit_", "inlier_mask_", "outlier_scores_", "epsilon_"):
+            self.__dict__.pop(stale, None)
+        for attribute in fields(result):
+            if attribute.name != "trimmed":
+                setattr(self, attribute.name, getattr(result, attribute.name))
+        for name, value in result.trimmed.items():
+            setattr(self, name, value)
         for name in ("Sigma_", "rank_", "components_", "eigenvalues_", "kkt_residual_"):
-            setattr(self, name, getattr(self.metric_, name))
-        return self
+            setattr(self, name, getattr(result.metric_, name))
 
     def _coordinate_process(self, Z: np.ndarray, y: np.ndarray) -> GaussianProcessRegressor:
         """The Gaussian process on the learned coordinates ``Z``: amplitude times an RBF kernel
@@ -686,15 +729,9 @@ default="gaussian"
         family = resolve_kernel(self.kernel, self.kernel_params)
         out = np.empty(X.shape[0])
         for rows in row_chunks(X.shape[0], self.X_fit_.shape[0]):
-            out[rows] = self.final_.predict(self._learned_kernel(X[rows], family, self.X_fit_))
+            kernel = learned_kernel(self.metric_, self.scale_, family, X[rows], self.X_fit_)
+            out[rows] = self.final_.predict(kernel)
         return out
-
-    def _learned_kernel(
-        self, X: np.ndarray, family: KernelFamily, Y: np.ndarray | None = None
-    ) -> np.ndarray:
-        """Kernel matrix with the metric ``scale_ * Sigma_`` between ``X`` and ``Y`` (or ``X``)."""
-        metric = self.scale_ * self.metric_._metric_for_kernel()
-        return kernel_matrix(X, Y, metric, family)
 
     def transform(self, X: Any) -> np.ndarray:
         """Project X on the subspace learned at ``lam_`` (see `MetricKernelRidge.transform`).
@@ -720,3 +757,61 @@ default="gaussian"
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
+
+
+def learned_kernel(
+    metric: MetricKernelRidge,
+    scale: float,
+    family: KernelFamily,
+    X: np.ndarray,
+    Y: np.ndarray | None = None,
+) -> np.ndarray:
+    """Kernel matrix with the metric ``scale * metric.Sigma_`` between ``X`` and ``Y`` (or
+    ``X``)."""
+    return kernel_matrix(X, Y, scale * metric._metric_for_kernel(), family)
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """What every step of a cross-validated fit reads: the rows, the rows kept by the start
+    (all without ``epsilon``), the held-out splits, the grids of the final ridge, the kernel
+    family and the unfitted metric estimator."""
+
+    X: np.ndarray
+    y: np.ndarray
+    kept: np.ndarray
+    splits: list[tuple[np.ndarray, np.ndarray]]
+    grids: tuple[np.ndarray, np.ndarray]
+    family: KernelFamily
+    template: MetricKernelRidge
+
+
+@dataclass(frozen=True)
+class _Path:
+    """The path of ``lam`` values tried: held-out MSE and ranks per value (and split), the
+    fitted metric of every split, and the metric fits' iterations."""
+
+    lams: np.ndarray
+    errors: np.ndarray
+    ranks: np.ndarray
+    metrics: list[list[MetricKernelRidge]]
+    n_iter: int
+
+
+@dataclass(frozen=True)
+class _FittedCV:
+    """The fitted attributes of a cross-validated fit (``trimmed``: those of the trimmed fit,
+    empty without ``epsilon``)."""
+
+    lams_: np.ndarray
+    validation_mse_: np.ndarray
+    validation_ranks_: np.ndarray
+    lam_: float | None
+    metric_source_: str
+    gradient_validation_mse_: float | None
+    metric_: MetricKernelRidge
+    scale_: float
+    ridge_: float
+    final_: Any
+    n_iter_: int
+    trimmed: dict[str, Any] = field(default_factory=dict)

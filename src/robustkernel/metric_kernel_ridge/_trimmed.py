@@ -24,8 +24,7 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 from ..subquantile import SubquantileKernelRegressor
-
-MAX_ROUNDS = 20
+from ..trimming import MAX_ROUNDS, alternate, smallest
 
 
 @dataclass
@@ -72,13 +71,6 @@ def initial_rows(
     return np.asarray(start.fit(X, y).inlier_mask_, dtype=bool)
 
 
-def smallest(losses: np.ndarray, k: int) -> np.ndarray:
-    """Mask of the ``k`` smallest ``losses`` (ties broken by row order)."""
-    mask = np.zeros(losses.size, dtype=bool)
-    mask[np.argsort(losses, kind="stable")[:k]] = True
-    return mask
-
-
 def trimmed_metric_fit(template: Any, X: np.ndarray, y: np.ndarray, mask: np.ndarray) -> TrimmedFit:
     """Alternate metric fits on the kept rows and reselection of the ``mask.sum()`` best rows.
 
@@ -97,20 +89,36 @@ def trimmed_metric_fit(template: Any, X: np.ndarray, y: np.ndarray, mask: np.nda
     TrimmedFit
     """
     k = int(mask.sum())
-    init = template.init
-    for rounds in range(1, MAX_ROUNDS + 1):
-        model = clone(template).set_params(init=init).fit(X[mask], y[mask])
+
+    def refit(state: _Round) -> _Round:
+        init = template.init if state.model is None else state.model.Sigma_
+        model = clone(template).set_params(init=init).fit(X[state.reselected], y[state.reselected])
         losses = (model.predict(X) - y) ** 2
-        reselected = smallest(losses, k)
-        converged = bool(np.array_equal(reselected, mask))
-        if converged or rounds == MAX_ROUNDS:
-            break
-        mask, init = reselected, model.Sigma_
-    if not converged:
+        return _Round(model, state.reselected, losses, smallest(losses, k))
+
+    run = alternate(
+        refit, lambda state: state.reselected.tobytes(), _Round(None, mask, None, mask),
+        MAX_ROUNDS, repeat="last",
+    )
+    if not run.converged:
         warnings.warn(
             f"MetricKernelRidge: the kept rows still changed after {MAX_ROUNDS} rounds of "
             "alternation; the fit on the last kept set is returned.",
             ConvergenceWarning,
             stacklevel=3,
         )
-    return TrimmedFit(model, mask, losses, 1.0 - k / y.size, rounds, converged)
+    last = run.state
+    return TrimmedFit(
+        last.model, last.mask, last.losses, 1.0 - k / y.size, run.n_rounds, run.converged
+    )
+
+
+@dataclass(frozen=True)
+class _Round:
+    """One metric fit of the alternation: the model, the rows it was fitted on, every row's
+    squared residual under it and the ``k`` rows it explains best (the next round's)."""
+
+    model: Any
+    mask: np.ndarray
+    losses: np.ndarray | None
+    reselected: np.ndarray

@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._fractions import n_kept
 from .._kernel_model.estimator import class_labels
 from .._memory import InsufficientMemoryError, check_memory, row_chunks
+from .._torch_device import torch_device
 from .._version_stamp import VersionStamped
 from ._loss import subquantile_loss
 
@@ -314,8 +315,6 @@ class _BaseSubquantileMLP(VersionStamped, BaseEstimator):
         """The torch device of ``device``; a ValueError naming it when it cannot train here."""
         if self.device is None:
             return torch.device("cpu")
-        from ..subquantile._torch_backend import torch_device
-
         device = torch_device(self.device)
         if device.type == "meta":
             raise ValueError(

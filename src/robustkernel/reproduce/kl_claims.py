@@ -50,7 +50,7 @@ from sklearn.model_selection import GridSearchCV, KFold
 
 from .._atomic import atomic_write
 from .._report import markdown_table
-from ..datasets import make_kl_train_test, subspace_distance
+from ..datasets import KLSimulation, make_kl_train_test, subspace_distance
 from ..metric_kernel_ridge import MetricKernelRidge, metric_kernel_ridge_path
 from ._runs import cache_path, run_cached
 
@@ -237,25 +237,9 @@ def _run_one(
         **common,
     )
     seconds = time.perf_counter() - start
-    polished: list[MetricKernelRidge] = []
-    minimizer_seconds = float("nan")
+    polished, minimizer_seconds = [], float("nan")
     if setting.has_minimizer_fit:
-        # L-BFGS continued from the paper's stop at every lambda: the stationary point its
-        # descent was heading to (J_n only decreases from the stop)
-        start = time.perf_counter()
-        for lam, stopped in zip(grid, paper.estimators, strict=True):
-            model = MetricKernelRidge(
-                lam=lam,
-                kernel=setting.kernel,
-                solver="lbfgs",
-                tol=MINIMIZER_TOL,
-                max_iter=10 * cap,
-                init=stopped.Sigma_,
-            )
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                polished.append(model.fit(sim.X_train, sim.y_train))
-        minimizer_seconds = time.perf_counter() - start
+        polished, minimizer_seconds = _polished(sim, setting, grid, paper.estimators, cap)
     krr_rmse, krr_gamma, krr_alpha = _krr_cv_rmse(sim, seed)
     dim = sim.subspace.shape[1]
     rows = []
@@ -288,20 +272,50 @@ def _run_one(
             "path_seconds": seconds,
         }
         if polished:
-            best = polished[k]
-            row |= {
-                "rank_min": best.rank_,
-                "objective_min": best.objective_,
-                "kkt_residual_min": best.kkt_residual_,
-                "converged_min": bool(best.converged_),
-                "subspace_error_min": subspace_distance(best.components_.T, sim.subspace),
-                "test_rmse_min": float(
-                    np.sqrt(np.mean((best.predict(sim.X_test) - sim.y_test) ** 2))
-                ),
-                "path_seconds_min": minimizer_seconds,
-            }
+            row |= _minimizer_columns(polished[k], sim, minimizer_seconds)
         rows.append(row)
     return rows
+
+
+def _polished(
+    sim: KLSimulation,
+    setting: KLSetting,
+    grid: Sequence[float],
+    stopped: Sequence[MetricKernelRidge],
+    cap: int,
+) -> tuple[list[MetricKernelRidge], float]:
+    """L-BFGS continued from the paper's stop at every lambda: the stationary point its descent
+    was heading to (J_n only decreases from the stop), and the seconds of the whole path."""
+    start = time.perf_counter()
+    polished = []
+    for lam, model in zip(grid, stopped, strict=True):
+        minimizer = MetricKernelRidge(
+            lam=lam,
+            kernel=setting.kernel,
+            solver="lbfgs",
+            tol=MINIMIZER_TOL,
+            max_iter=10 * cap,
+            init=model.Sigma_,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            polished.append(minimizer.fit(sim.X_train, sim.y_train))
+    return polished, time.perf_counter() - start
+
+
+def _minimizer_columns(
+    best: MetricKernelRidge, sim: KLSimulation, seconds: float
+) -> dict[str, Any]:
+    """The columns of a row that describe the minimizer continued from the paper's stop."""
+    return {
+        "rank_min": best.rank_,
+        "objective_min": best.objective_,
+        "kkt_residual_min": best.kkt_residual_,
+        "converged_min": bool(best.converged_),
+        "subspace_error_min": subspace_distance(best.components_.T, sim.subspace),
+        "test_rmse_min": float(np.sqrt(np.mean((best.predict(sim.X_test) - sim.y_test) ** 2))),
+        "path_seconds_min": seconds,
+    }
 
 
 def _grid(setting: KLSetting, lambdas: Sequence[float] | None) -> tuple[float, ...]:

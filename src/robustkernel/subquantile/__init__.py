@@ -2,8 +2,25 @@
 
 The estimators are :class:`SubquantileKernelRegressor` and :class:`SubquantileKernelClassifier`;
 ``docs/architecture.md`` describes the modules of this engine and how a fit flows through them.
+
+The other names below are the engine's face to the package's other units (not in ``__all__``:
+a user's names are the two estimators): the peers in ``baselines`` solve on its
+:class:`Problem` with its subset fitters and gradient method, the meta-estimators start from
+its high-breakdown fit and calibrate with its regression of labels on scores, and the command
+line reads its solver registry, its exact kernel's row limit and its Dask sample. Outside this
+folder, nothing imports its private modules (``tests/test_architecture.py`` checks it).
 """
 
+from ._base import SOLVERS as SOLVERS
+from ._components import EXACT_ROWS as EXACT_ROWS
+from ._distributed import sample_rows as sample_rows
 from ._estimators import SubquantileKernelClassifier, SubquantileKernelRegressor
+from ._folds import regression_probabilities as regression_probabilities
+from ._high_breakdown import high_breakdown_start as high_breakdown_start
+from ._hyperparameters import robust_gamma as robust_gamma
+from ._objective import Problem as Problem
+from ._refits import LbfgsSubsetFitter as LbfgsSubsetFitter
+from ._refits import RidgeSubsetFitter as RidgeSubsetFitter
+from ._solvers import gradient_method as gradient_method
 
 __all__ = ["SubquantileKernelClassifier", "SubquantileKernelRegressor"]

@@ -18,11 +18,11 @@ from ._components import resolve_components
 from ._distributed import distributed_fit
 from ._feature_scaling import FeatureScaling, feature_scaling
 from ._features import APPROXIMATIONS, predict_in_chunks
-from ._in_memory import fit_in_memory
 from ._result import FitResult
 from ._settings import input_kind, is_dask_array, validate_settings
 from ._solvers import SOLVERS
 from ._tasks import Task
+from ._weighted_fit import fit_in_memory
 
 
 class BaseSubquantile(KernelModel):

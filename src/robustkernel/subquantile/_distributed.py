@@ -62,11 +62,10 @@ from .._kernel_model.estimator import single_class_error
 from .._kernel_model.kernels import kernel_params
 from .._kernel_model.losses import BinaryLogLoss, HingeLoss, Loss, SoftmaxLoss, SquaredLoss
 from .._kernel_model.pairwise import PairwisePlatt
-from . import _auto_epsilon
+from ..trimming import REJECTION_LEVEL, alternate, drop_implausible
 from ._feature_scaling import FeatureScaling
 from ._features import fit_feature_map
 from ._objective import Evaluation
-from ._refine import drop_implausible
 from ._refits import ROUGH_TOL, gram_top_directions, lbfgs_penalized, ridge_from_sums
 from ._result import FitResult
 from ._settings import FitSettings, is_dask_array
@@ -465,29 +464,41 @@ def _alternate(
     max_iter: int,
     bar: Any,
 ) -> SolverResult:
-    """``_solvers.alternating`` as passes: refit on the kept rows until they repeat (the sets
-    seen are remembered by their digests, :func:`_digest`)."""
+    """``_solvers.alternating`` as passes: refit on the kept rows until they repeat
+    (:func:`~robustkernel.trimming.alternate`; the sets are remembered by their digests,
+    :func:`_digest`)."""
     import dask
 
-    evaluation = _evaluate(data, select, alpha, w, b)
-    history = [evaluation.objective]
-    seen = {_digest(evaluation.mask).compute().tobytes()}
-    converged, n_iter = False, 0
-    while n_iter < max_iter:
-        n_iter += 1
-        previous = evaluation.mask
-        w, b = fit(previous, w, b)
+    history: list[float] = []
+
+    def evaluated(w: np.ndarray, b: np.ndarray, previous: Any) -> _Pass:
         evaluation = _evaluate(data, select, alpha, w, b)
         history.append(evaluation.objective)
+        if previous is None:
+            return _Pass(w, b, evaluation, _digest(evaluation.mask).compute().tobytes())
         mask = evaluation.mask
         changed, digest = dask.compute((mask != previous).sum(), _digest(mask))
         bar.update()
         bar.set_postfix(changed_rows=int(changed), threshold=f"{evaluation.threshold:.4g}")
-        if digest.tobytes() in seen:
-            converged = True
-            break
-        seen.add(digest.tobytes())
-    return SolverResult(w, b, evaluation, n_iter, history, converged)
+        return _Pass(w, b, evaluation, digest.tobytes())
+
+    def refit(state: _Pass) -> _Pass:
+        mask = state.evaluation.mask
+        return evaluated(*fit(mask, state.w, state.b), previous=mask)
+
+    run = alternate(refit, lambda state: state.digest, evaluated(w, b, None), max_iter)
+    last = run.state
+    return SolverResult(last.w, last.b, last.evaluation, run.n_rounds, history, run.converged)
+
+
+@dataclass(frozen=True)
+class _Pass:
+    """One fit of the Dask alternation: its coefficients, evaluation and kept rows' digest."""
+
+    w: np.ndarray
+    b: np.ndarray
+    evaluation: Evaluation
+    digest: bytes
 
 
 def _digest(mask: Any) -> Any:
@@ -582,7 +593,7 @@ def _reject_implausible(
     import dask.array as da
 
     history = list(result.history)
-    cutoff = chi2.ppf(_auto_epsilon.REJECTION_LEVEL, df=data.C)
+    cutoff = chi2.ppf(REJECTION_LEVEL, df=data.C)
 
     def implausible(mask: Any, state: SolverResult) -> Any:
         factors = _variance_factors(data, mask, alpha, fit_intercept)

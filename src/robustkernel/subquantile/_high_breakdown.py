@@ -38,7 +38,8 @@ from scipy.stats import chi2
 from sklearn.utils import check_random_state
 
 from .._kernel_model.kernels import check_fit_kernel, compute_kernel
-from ._auto_epsilon import added_row_factors, truncated_variance
+from ..trimming import smallest, truncated_variance
+from ._auto_epsilon import added_row_factors
 from ._groups import duplicate_groups
 from ._hyperparameters import ALPHAS, MIN_TRIM, kernel_honest_residuals, trimmed_mean
 
@@ -143,13 +144,6 @@ def ridge_on_rows(
     losses = np.where(np.isnan(losses), np.inf, losses)
     scaled = np.where(np.isfinite(losses), losses * factors, np.inf) if studentized else None
     return TrimmedFit(kept, losses, float(np.mean(losses[index])), scaled)
-
-
-def smallest(losses: np.ndarray, h: int) -> np.ndarray:
-    """The mask of the ``h`` rows of smallest loss (ties: the first rows)."""
-    mask = np.zeros(losses.size, dtype=bool)
-    mask[np.argsort(losses, kind="stable")[:h]] = True
-    return mask
 
 
 def concentrate(

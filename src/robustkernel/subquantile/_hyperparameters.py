@@ -319,3 +319,18 @@ def select(
         scores,
         masks[best_rows[pick]],
     )
+
+
+def squared_norm(problem: Problem | FeatureProblem) -> float:
+    """The trace of the kernel matrix on the host: of K, or ||Z||_F^2 of features."""
+    if isinstance(problem, FeatureProblem):
+        return float(np.sum(np.square(problem.Z, dtype=float)))
+    return float(np.trace(problem.K))
+
+
+def resolvable_alpha(alpha: float, trace: float) -> float:
+    """alpha, or the smallest ridge float64 resolves on a Gram matrix of this trace where alpha
+    is below it: 10 eps tr(K). A smaller ridge is lost to rounding (a positive semidefinite
+    kernel then factorizes as indefinite); raising it to this level changes the fit by less than
+    the rounding does (for an RBF kernel on n rows the level is 2.2e-15 n)."""
+    return max(alpha, 10.0 * np.finfo(float).eps * trace)

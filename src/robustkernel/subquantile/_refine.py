@@ -35,16 +35,12 @@ So it is not the default: whether it should be, with the hyper-parameters chosen
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
 
 import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 
-from .._fractions import n_kept
 from .._memory import row_chunks
-from ._auto_epsilon import MAX_EPSILON, MAX_ROUNDS
 from ._objective import FeatureProblem, Problem
 from ._refits import weighted_feature_ridge, weighted_kernel_ridge
 
@@ -144,29 +140,3 @@ def biweight_refinement(
         if change <= tol:
             break
     return Refinement(w, b, weights, scale)
-
-
-State = TypeVar("State")
-
-
-def drop_implausible(
-    mask: np.ndarray,
-    state: State,
-    implausible: Callable[[np.ndarray, State], np.ndarray],
-    refit: Callable[[np.ndarray, State], State],
-) -> State:
-    """refine="reject": drop the kept rows ``implausible(mask, state)`` names, refit, repeat.
-
-    Stops when no kept row is implausible, when dropping them would keep fewer rows than a
-    trim of ``MAX_EPSILON`` keeps, or after ``MAX_ROUNDS`` rounds. ``state`` is the backend's
-    fit (in memory: coefficients and evaluation; on Dask: the same from passes over the
-    chunks); ``refit(mask, state)`` fits the rows of ``mask`` from it.
-    """
-    minimum_kept = n_kept(mask.shape[0], MAX_EPSILON)
-    for _ in range(MAX_ROUNDS):
-        dropped = mask & implausible(mask, state)
-        if not dropped.any() or mask.sum() - dropped.sum() < minimum_kept:
-            break
-        mask = mask & ~dropped
-        state = refit(mask, state)
-    return state

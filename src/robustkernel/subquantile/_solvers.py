@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ..trimming import alternate
 from ._objective import Coefficients, Evaluation, FeatureProblem, Problem, smooth_weights
 
 Refit = Callable[[np.ndarray, np.ndarray, np.ndarray], Coefficients]
@@ -106,25 +107,21 @@ def alternating(
             n_iter=first.n_iter + result.n_iter,
             history=first.history + result.history[1:],
         )
-    w, b = problem.project(w, problem.apply(w))[0], b
-    evaluation = problem.evaluate(w, b)
-    history = [evaluation.objective]
-    seen = {evaluation.fit_rows.tobytes()}
-    converged = False
-    n_iter = 0
-    while n_iter < max_iter:
-        n_iter += 1
-        w, b = fit_subset(evaluation.fit_rows, w, b)
+    history: list[float] = []
+
+    def evaluated(w: np.ndarray, b: np.ndarray) -> SolverResult:
         evaluation = problem.evaluate(w, b)
         history.append(evaluation.objective)
-        if progress is not None:
-            progress(n_iter, evaluation.objective)
-        key = evaluation.fit_rows.tobytes()
-        if key in seen:
-            converged = True
-            break
-        seen.add(key)
-    return SolverResult(w, b, evaluation, n_iter, history, converged)
+        if progress is not None and len(history) > 1:
+            progress(len(history) - 1, evaluation.objective)
+        return SolverResult(w, b, evaluation, len(history) - 1, history, False)
+
+    def refit(state: SolverResult) -> SolverResult:
+        return evaluated(*fit_subset(state.evaluation.fit_rows, state.w, state.b))
+
+    start = evaluated(problem.project(w, problem.apply(w))[0], b)
+    run = alternate(refit, lambda state: state.evaluation.fit_rows.tobytes(), start, max_iter)
+    return replace(run.state, converged=run.converged)
 
 
 def lipschitz_constant(problem: Problem | FeatureProblem) -> float:

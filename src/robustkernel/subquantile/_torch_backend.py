@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._torch_device import torch_device
 from ._objective import Coefficients, Problem
 from ._refits import (
     NOT_PSD,
@@ -35,27 +36,6 @@ from ._refits import (
 )
 
 DTYPE = torch.float64
-
-
-def torch_device(device: str) -> torch.device:
-    """The torch device named by ``device``; a clear ValueError if it is not usable."""
-    try:
-        parsed = torch.device(device)
-    except (RuntimeError, TypeError) as error:
-        raise ValueError(
-            f"device={device!r} is not a torch device string; use e.g. 'cuda', 'cuda:0' or "
-            "'cpu' (or device=None for the NumPy path)."
-        ) from error
-    if parsed.type == "cuda":
-        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        if count == 0:
-            raise ValueError(
-                f"device={device!r} needs a CUDA GPU and a CUDA build of PyTorch; "
-                "torch.cuda.is_available() is False here. Use device=None (NumPy) or 'cpu'."
-            )
-        if parsed.index is not None and parsed.index >= count:
-            raise ValueError(f"device={device!r}: only {count} CUDA device(s) are available.")
-    return parsed
 
 
 def _linear(X: torch.Tensor, gamma: float, degree: float, coef0: float) -> torch.Tensor:

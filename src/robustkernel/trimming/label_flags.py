@@ -1,9 +1,10 @@
 """Flipped labels found by confident learning on out-of-fold probabilities.
 
-The classifier with epsilon="auto" and alpha / gamma "auto" (:meth:`._in_memory.InMemoryFit.
-_fit_label_noise`) reads the out-of-fold class probabilities of every row and flags the rows
-whose given label the data contradict, in the way of confident learning (Northcutt, Jiang &
-Chuang, "Confident Learning: Estimating Uncertainty in Dataset Labels", JAIR 2021):
+The Subquantile classifier with epsilon="auto" and alpha / gamma "auto" (its label-noise
+route) and the meta-estimator ``SubquantileClassifier(epsilon="auto")`` read the out-of-fold
+class probabilities of every row and flag the rows whose given label the data contradict, in
+the way of confident learning (Northcutt, Jiang & Chuang, "Confident Learning: Estimating
+Uncertainty in Dataset Labels", JAIR 2021):
 
 1. each class j gets its own threshold t_j, the mean probability of j over the rows labelled j
    (its self-confidence): a hard class or a class that received many flips has a low t_j, so
@@ -28,9 +29,8 @@ from scipy.optimize import minimize_scalar
 
 from .._fractions import n_kept
 from .._kernel_model.losses import class_probabilities
-from ._auto_epsilon import MAX_EPSILON
-from ._high_breakdown import smallest
-from ._objective import ClassFloors
+from .rules import MAX_EPSILON
+from .selection import ClassFloors, smallest
 
 # Rounds of flags, each from fold models fitted without the previous round's flagged rows.
 # benchmarks/bench_robust.py --task classification (51 cells, 3 seeds): the flags of the first
