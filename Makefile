@@ -31,6 +31,7 @@ demo: $(STAMP)
 # (skops, the CPU build of PyTorch, dask) so that no test skips for a missing module.
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/python -c "import sklearn; print('scikit-learn', sklearn.__version__)"
 	$(ONE_THREAD) $(BIN)/python -m pytest -q -n 2 -m "not slow"
 
 # The heaviest tests (Dask clusters, the 800,000-row worker-memory check, the slowest example):

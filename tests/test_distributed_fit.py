@@ -359,3 +359,25 @@ def test_distributed_squared_hinge_equals_the_in_memory_feature_path(client):
         model.predict_proba(X_test), memory.predict_proba(X_test), atol=0.005
     )
     assert model.inlier_mask_[flipped].mean() < 0.2
+
+
+def test_row_attributes_read_after_the_client_closes_say_what_happened():
+    """A new user's session: fit inside ``with Client(...)``, read the mask after it. The per-row
+    attributes lived on the cluster: reading them says so and how to keep them;
+    ``compute_row_attributes()`` before the close keeps them (equal to the values computed
+    while the client was open), and the model still predicts."""
+    bad = generated(300)
+    X, y = da.from_array(bad.X, chunks=100), da.from_array(bad.y, chunks=100)
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster, distributed.Client(cluster):
+        lost = SubquantileKernelRegressor(n_components=20, **SETTINGS).fit(X, y)
+        kept = SubquantileKernelRegressor(n_components=20, **SETTINGS).fit(X, y)
+        expected = lost.inlier_mask_.compute()
+        assert kept.compute_row_attributes() is kept
+    for name in ("inlier_mask_", "outlier_scores_", "row_weights_"):
+        with pytest.raises(AttributeError, match=r"client has closed.*compute_row_attributes"):
+            getattr(lost, name)
+        assert isinstance(getattr(kept, name), np.ndarray)
+    np.testing.assert_array_equal(kept.inlier_mask_, expected)
+    np.testing.assert_allclose(lost.predict(bad.X[:5]), kept.predict(bad.X[:5]))

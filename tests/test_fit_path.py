@@ -106,3 +106,88 @@ def test_parameters_are_not_changed_by_a_fit():
     before = model.get_params()
     model.fit(X, y, sample_weight=np.arange(y.size) % 3)
     assert model.get_params() == before
+
+
+def _writers(model, monkeypatch) -> dict[str, set[str]]:
+    """Public fitted attribute -> the functions that set it during a fit of ``model``."""
+    written: dict[str, set[str]] = {}
+    cls = type(model)
+
+    def recording_setattr(self, name, value):
+        if name.endswith("_") and not name.startswith("_"):
+            frame = inspect.stack()[1]
+            where = "scikit-learn" if "sklearn" in frame.filename else frame.function
+            written.setdefault(name, set()).add(where)
+        object.__setattr__(self, name, value)
+
+    monkeypatch.setattr(cls, "__setattr__", recording_setattr, raising=False)
+    return written
+
+
+def _other_engines():
+    from robustkernel.meta import SubquantileClassifier, SubquantileRegressor
+    from robustkernel.metric_kernel_ridge import MetricKernelRidgeCV
+
+    engines = [
+        (SubquantileRegressor(epsilon=0.1), False),
+        (SubquantileRegressor(), False),
+        (SubquantileClassifier(epsilon=0.1), True),
+        (SubquantileClassifier(), True),
+        (MetricKernelRidgeCV(lams=[0.1, 1.0], random_state=0), False),
+        (MetricKernelRidgeCV(lams=[0.1, 1.0], epsilon=0.1, random_state=0), False),
+    ]
+    return [pytest.param(model, labels, id=repr(model)) for model, labels in engines]
+
+
+@pytest.mark.parametrize(("model", "labels"), _other_engines())
+def test_other_engines_store_their_fitted_state_in_one_place(model, labels, monkeypatch):
+    """The meta-estimators and the cross-validated metric write every fitted attribute from
+    their ``_set_fitted`` (scikit-learn's validation sets ``n_features_in_``), nowhere else:
+    a fit that fails leaves the previous state."""
+    X, y = data(80)
+    if labels:
+        y = (X[:, 0] > 0).astype(int)
+    written = _writers(model, monkeypatch)
+    model.fit(X, y)
+    assert "n_features_in_" in written and len(written) > 5, written
+    elsewhere = {
+        name: where for name, where in written.items()
+        if where - {"_set_fitted", "scikit-learn"}
+    }
+    assert not elsewhere, elsewhere
+
+
+def test_the_networks_store_their_fitted_state_in_one_place(monkeypatch):
+    """The networks write their fitted attributes in ``_fit``; only the target encoding
+    (``target_center_``, ``target_scale_`` or ``classes_``) is set where the targets are
+    encoded, since the network's shape and its loss read it."""
+    pytest.importorskip("torch")
+    from robustkernel.nn import SubquantileMLPRegressor
+
+    X, y = data(80)
+    model = SubquantileMLPRegressor(hidden_units=8, max_iter=50, random_state=0)
+    written = _writers(model, monkeypatch)
+    model.fit(X, y)
+    encoding = {"target_center_", "target_scale_"}
+    elsewhere = {
+        name: where for name, where in written.items()
+        if where - ({"_encode"} if name in encoding else {"_fit", "scikit-learn"})
+    }
+    assert not elsewhere, elsewhere
+    assert {"coefs_", "inlier_mask_", "n_iter_", "converged_"} <= written.keys()
+
+
+def test_per_row_attributes_of_older_model_files_still_load():
+    """Model files written before the per-row attributes had their own store hold them as
+    plain entries of the state: loading moves them into it."""
+    X, y = data()
+    model = SubquantileKernelRegressor(**GIVEN).fit(X, y)
+    state = model.__getstate__()
+    older = {name: value for name, value in state.items() if name != "_row_attributes"}
+    older.update(state["_row_attributes"])
+    restored = SubquantileKernelRegressor.__new__(SubquantileKernelRegressor)
+    restored.__setstate__(older)
+    for name in ("inlier_mask_", "outlier_scores_", "row_weights_"):
+        np.testing.assert_array_equal(getattr(restored, name), getattr(model, name))
+    assert model.compute_row_attributes().inlier_mask_ is model.inlier_mask_  # in memory: as is
+    np.testing.assert_allclose(restored.predict(X), model.predict(X))

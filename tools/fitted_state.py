@@ -10,8 +10,8 @@ compares two such recordings::
     python tools/fitted_state.py compare before.pkl after.pkl [--tol 1e-12]
 
 ``save OUT.pkl [--only NAME ...]`` pickles a dict {fit name: state}, where the state holds
-every public fitted attribute of the estimator (the names in ``vars(estimator)`` that end
-with "_" and do not start with "_") and "predict(X_test)", plus "predict_proba(X_test)" and
+every public fitted attribute of the estimator (the names in ``vars(estimator)``, or served by
+properties of its class, that end with "_" and do not start with "_") and "predict(X_test)", plus "predict_proba(X_test)" and
 "decision_function(X_test)" where the estimator has them; a fit that raises records
 {"error": repr(exc)}. Values are stored as plain data (NumPy arrays and Python builtins), so a
 recording can be loaded whatever the library's classes become. The fits run on one thread
@@ -33,6 +33,7 @@ import argparse
 import contextlib
 import dataclasses
 import importlib.util
+import inspect
 import pickle
 import re
 import sys
@@ -304,10 +305,16 @@ def cases() -> dict[str, Case]:
 
 
 def fitted_attributes(estimator: Any) -> dict[str, Any]:
-    """The public fitted attributes of ``estimator``, as plain data."""
+    """The public fitted attributes of ``estimator`` (those in ``vars`` and those its class
+    serves through properties, e.g. the Subquantile estimators' per-row attributes), as plain
+    data."""
+    names = set(vars(estimator)) | {
+        name for name, member in inspect.getmembers(type(estimator))
+        if isinstance(member, property) and hasattr(estimator, name)
+    }
     return {
-        name: plain(value)
-        for name, value in sorted(vars(estimator).items())
+        name: plain(getattr(estimator, name))
+        for name in sorted(names)
         if name.endswith("_") and not name.startswith("_")
     }
 

@@ -68,6 +68,18 @@ START_ROWS = 500
 
 
 @dataclass(frozen=True)
+class _Trimmed:
+    """What a fit's route (the alternation, or epsilon="auto") ends with: the estimator, the
+    row weights it was fitted with, every row's loss, its rounds and whether they settled."""
+
+    estimator: Any
+    row_weights: np.ndarray
+    losses: np.ndarray
+    n_iter: int
+    converged: bool
+
+
+@dataclass(frozen=True)
 class _MetaFit:
     """One fit of the alternation: the row weights it was fitted with, the fitted estimator,
     every row's loss under it, the row weights its subquantile keeps (the next fit's) and the
@@ -226,16 +238,30 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
         self._estimator, self._weighted, self._fits = estimator, weighted, 0
         present = weights > 0
         if self.epsilon == "auto":
-            row_weights, losses = self._estimate_epsilon(X, y, weights, present)
+            result = self._estimate_epsilon(X, y, weights, present)
         else:
-            row_weights, losses = self._alternate(X, y, weights, present, float(self.epsilon))
-        kept = row_weights > 0
-        self.inlier_mask_ = kept
-        self.outlier_scores_ = losses
-        self.row_weights_ = row_weights
-        self.epsilon_ = 1.0 - float(weights[kept].sum() / weights.sum())
-        self.n_fits_ = self._fits
+            result = self._alternate(X, y, weights, present, float(self.epsilon))
+        self._set_fitted(result, weights)
         return self
+
+    def _set_fitted(self, result: _Trimmed, weights: np.ndarray) -> None:
+        """Store ``result``: the one place ``fit`` writes fitted attributes."""
+        kept = result.row_weights > 0
+        self.estimator_ = result.estimator
+        self.inlier_mask_ = kept
+        self.outlier_scores_ = result.losses
+        self.row_weights_ = result.row_weights
+        self.threshold_ = float(np.max(result.losses[kept]))
+        self.epsilon_ = 1.0 - float(weights[kept].sum() / weights.sum())
+        self.n_iter_ = result.n_iter
+        self.converged_ = result.converged
+        self.n_fits_ = self._fits
+        for name, value in self._task_attributes(result).items():
+            setattr(self, name, value)
+
+    def _task_attributes(self, result: _Trimmed) -> dict[str, Any]:
+        """The fitted attributes of the task (the regressor's target scale, the classes)."""
+        return {}
 
     def _fit(self, X: Any, y: np.ndarray, row_weights: np.ndarray) -> Any:
         self._fits += 1
@@ -285,13 +311,12 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
         weights: np.ndarray,
         start: np.ndarray,
         epsilon: float,
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> _Trimmed:
         """Fit on the rows ``start``; then keep the subquantile of the losses and refit until
         the kept rows repeat (a fixed point: that fit is kept), or the objective (the sum of
         the kept losses) has not improved for ``PATIENCE`` fits, or ``max_iter`` fits (then the
         fit of smallest objective is kept): an estimator that does not minimize its loss
-        exactly (boosting, networks) can swap a few rows at the boundary forever. Sets
-        ``estimator_`` and returns the weights of the rows it was fitted on and its losses."""
+        exactly (boosting, networks) can swap a few rows at the boundary forever."""
         present = weights > 0
         floors = self._floors(y[present], weights[present] if self._weighted else None)
         best: list[_MetaFit] = []  # the fit of smallest objective so far
@@ -329,7 +354,6 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
             refit, lambda state: state.selected.tobytes(), start_fit, self.max_iter,
             repeat="last", stop=stop,
         )
-        self.n_iter_, self.converged_ = run.n_rounds, run.converged
         if not run.converged:
             warnings.warn(
                 f"{type(self).__name__}: the kept rows still changed after max_iter="
@@ -338,13 +362,13 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
                 stacklevel=3,
             )
         chosen = run.state if run.ended == "repeat" else best[0]
-        self.estimator_ = chosen.fitted
-        self.threshold_ = float(np.max(chosen.losses[chosen.row_weights > 0]))
-        return chosen.row_weights, chosen.losses
+        return _Trimmed(
+            chosen.fitted, chosen.row_weights, chosen.losses, run.n_rounds, run.converged
+        )
 
     def _estimate_epsilon(
         self, X: Any, y: np.ndarray, weights: np.ndarray, present: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> _Trimmed:
         """epsilon="auto": the reweighting step of least trimmed squares on out-of-fold losses.
 
         Keep the rows of smallest out-of-fold loss under the fit on every row, all but a
@@ -393,10 +417,8 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
             MAX_ROUNDS - 1,  # MAX_ROUNDS fits
             first=present & ~(start > 0) if whole else None,
         )
-        row_weights, self.estimator_, losses = run.state
-        self.n_iter_, self.converged_ = fits, run.ended == "repeat"
-        self.threshold_ = float(np.max(losses[row_weights > 0]))
-        return row_weights, losses
+        row_weights, estimator, losses = run.state
+        return _Trimmed(estimator, row_weights, losses, fits, run.ended == "repeat")
 
     def _start_rows(
         self,
@@ -409,8 +431,7 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
         """The row weights the reweighting rounds of epsilon="auto" start from: the rows of
         smallest out-of-fold loss under the fit on every row, all but the start share."""
         row_weights = np.where(present, weights, 0.0)
-        self.estimator_ = self._fit(X, y, row_weights)
-        losses = self._honest_losses(X, y, self.estimator_, row_weights)
+        losses = self._honest_losses(X, y, self._fit(X, y, row_weights), row_weights)
         row_weights = np.zeros_like(weights)
         row_weights[present] = weighted_subquantile(
             losses[present],
@@ -620,12 +641,15 @@ class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
         # A power of two: dividing by it is exact, and the squared residuals in its units
         # neither overflow (|y| above ~1e154) nor underflow (below ~1e-154).
         Y = y[present].reshape(int(np.count_nonzero(present)), -1)
-        self.target_scale_ = SquaredLoss().target_scale(Y)
+        self._target_scale = SquaredLoss().target_scale(Y)
+
+    def _task_attributes(self, result: _Trimmed) -> dict[str, Any]:
+        return {"target_scale_": self._target_scale}
 
     def _row_losses(self, fitted: Any, X: Any, y: np.ndarray) -> np.ndarray:
         """Squared residuals in units of ``target_scale_`` squared (the estimator fits and
         predicts y itself)."""
-        n, scale = len(y), self.target_scale_
+        n, scale = len(y), self._target_scale
         predictions = self._finite(fitted, "predict", X).reshape(n, -1)
         with np.errstate(over="ignore"):  # a prediction beyond 1e154 scales: loss inf
             residuals = y.reshape(n, -1) / scale - predictions / scale
@@ -658,7 +682,7 @@ class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
         rows = np.flatnonzero(present)
         if rows.size > START_ROWS:
             rows = np.sort(check_random_state(self._seed).choice(rows, START_ROWS, replace=False))
-        Y = y[rows].reshape(rows.size, -1) / self.target_scale_
+        Y = y[rows].reshape(rows.size, -1) / self._target_scale
         # in units of each feature's spread: the start's kernels neither overflow (features of
         # 1e150) nor depend on the units (the wrapped estimator sees X as given)
         Z = RobustScaler().fit_transform(numeric[rows])
@@ -844,9 +868,10 @@ class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
         self : SubquantileClassifier
             The fitted estimator.
         """
-        super().fit(X, y, sample_weight)
-        self.classes_ = self.estimator_.classes_
-        return self
+        return super().fit(X, y, sample_weight)
+
+    def _task_attributes(self, result: _Trimmed) -> dict[str, Any]:
+        return {"classes_": result.estimator.classes_}
 
     def _row_losses(self, fitted: Any, X: Any, y: np.ndarray) -> np.ndarray:
         """-log of the probability of the observed label (probabilities from predict_proba,
@@ -865,7 +890,7 @@ class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
 
     def _estimate_epsilon(
         self, X: Any, y: np.ndarray, weights: np.ndarray, present: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> _Trimmed:
         """epsilon="auto": confident learning on out-of-fold probabilities, in rounds.
 
         The estimator is fitted on every row; the out-of-fold class probabilities of the rows
@@ -886,55 +911,53 @@ class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
         relative = weights[rows] / weights[rows].max()  # the same flags at any weight scale
         floors = ClassFloors.from_labels(labels)  # whole rows: the flags are per row
         every_row = np.where(present, weights, 0.0)
-        self.estimator_ = self._fit(X, y, every_row)
-        P, fitted = self._honest_probabilities(X, y, every_row, rows, labels)
-        self.n_iter_ = 1  # rounds of out-of-fold probabilities
+        estimator = self._fit(X, y, every_row)
+        P, fitted = self._honest_probabilities(X, y, estimator, every_row, rows, labels)
+        rounds = 1  # rounds of out-of-fold probabilities
         reason = label_flags.unpredictable(
             P[rows], labels, relative, fitted, lambda: P[rows].argmax(axis=1) != labels
         )
         if reason is not None:
             warnings.warn(f"{type(self).__name__}: {reason}", UserWarning, stacklevel=3)
 
-        def flags(state: tuple[np.ndarray, np.ndarray | None]) -> np.ndarray:
-            nonlocal P
-            row_weights, known = state
+        def flags(state: tuple[np.ndarray, Any, np.ndarray | None]) -> np.ndarray:
+            nonlocal P, rounds
+            row_weights, estimator, known = state
             if known is None:  # the probabilities of the estimator fitted on ``row_weights``
-                P = self._honest_probabilities(X, y, row_weights, rows, labels)[0]
-                self.n_iter_ += 1
+                P = self._honest_probabilities(X, y, estimator, row_weights, rows, labels)[0]
+                rounds += 1
             flagged = np.zeros(len(weights), dtype=bool)
             flagged[rows] = label_flags.flagged_rows(P[rows], labels, relative, floors)
             if self.verbose:
                 print(
-                    f"[{type(self).__name__}] round {self.n_iter_}: "
+                    f"[{type(self).__name__}] round {rounds}: "
                     f"{weights[flagged].sum() / weights.sum():.1%} of the rows flagged"
                 )
             return flagged
 
-        def refit(flagged: np.ndarray, _: Any) -> tuple[np.ndarray, None]:
+        def refit(flagged: np.ndarray, _: Any) -> tuple[np.ndarray, Any, None]:
             row_weights = np.where(present & ~flagged, weights, 0.0)
-            self.estimator_ = self._fit(X, y, row_weights)
-            return row_weights, None
+            return row_weights, self._fit(X, y, row_weights), None
 
         run = flag_rounds(
-            flags, refit, (every_row, P), 0 if reason else label_flags.ROUNDS,
+            flags, refit, (every_row, estimator, P), 0 if reason else label_flags.ROUNDS,
             first=np.zeros(len(weights), dtype=bool),
         )
-        row_weights = run.state[0]
-        self.converged_ = reason is not None or run.ended == "repeat"
+        row_weights, estimator, _ = run.state
         column = np.clip(np.searchsorted(self._classes, y), 0, self._classes.size - 1)
         given = np.where(self._classes[column] == y, P[np.arange(len(y)), column], 0.0)
         losses = -np.log(np.maximum(given, PROBABILITY_FLOOR))
-        self.threshold_ = float(np.max(losses[row_weights > 0]))
-        return row_weights, losses
+        converged = reason is not None or run.ended == "repeat"
+        return _Trimmed(estimator, row_weights, losses, rounds, converged)
 
     def _honest_probabilities(
-        self, X: Any, y: np.ndarray, row_weights: np.ndarray, rows: np.ndarray,
+        self, X: Any, y: np.ndarray, estimator: Any, row_weights: np.ndarray, rows: np.ndarray,
         labels: np.ndarray,
     ) -> tuple[np.ndarray, int]:
         """Class probabilities (n_samples, n_classes) of every row from models that never saw
-        it (out of fold for the kept rows, the model on the kept rows for the others), and
-        the number of their parameters fitted on these rows (the calibration's)."""
-        scores = self._honest_losses(X, y, self.estimator_, row_weights, self._row_scores)
+        it (out of fold for the kept rows, ``estimator``, fitted on the kept rows, for the
+        others), and the number of their parameters fitted on these rows (the calibration's)."""
+        scores = self._honest_losses(X, y, estimator, row_weights, self._row_scores)
         if self._probabilistic:
             return scores, 0
         K = self._classes.size

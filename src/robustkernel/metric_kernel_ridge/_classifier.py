@@ -10,6 +10,7 @@ from scipy.special import expit
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils.validation import validate_data
 
+from .._extended_init import extended_init
 from .._kernel_model.estimator import class_labels
 from ._estimator import MetricKernelModel
 from ._objective import KernelFamily
@@ -130,40 +131,7 @@ X_fit_, n_iter_, objective_history_, objective_, kkt_residual_, converged_
         **MetricKernelModel._parameter_constraints
     }
 
-    def __init__(
-        self,
-        lam: float = 0.01,
-        *,
-        kernel: str | tuple[Any, Any] = "gaussian",
-        kernel_params: dict[str, Any] | None = None,
-        solver: str = "auto",
-        lr: float = 0.1,
-        armijo_c: float = 1e-3,
-        beta: float = 0.5,
-        tol: float | None = None,
-        max_iter: int = 2000,
-        diagonal: bool = False,
-        init: str | np.ndarray | None = None,
-        op_norm_bound: float | None = None,
-        batch_size: int | None = None,
-        random_state: int | np.random.RandomState | None = None,
-        verbose: int = 0,
-    ) -> None:
-        self.lam = lam
-        self.kernel = kernel
-        self.kernel_params = kernel_params
-        self.solver = solver
-        self.lr = lr
-        self.armijo_c = armijo_c
-        self.beta = beta
-        self.tol = tol
-        self.max_iter = max_iter
-        self.diagonal = diagonal
-        self.init = init
-        self.op_norm_bound = op_norm_bound
-        self.batch_size = batch_size
-        self.random_state = random_state
-        self.verbose = verbose
+    __init__ = extended_init(MetricKernelModel, defaults={"lam": 0.01})
 
     def _family(self) -> KernelFamily:
         return replace(super()._family(), loss="logistic")

@@ -35,6 +35,7 @@ from sklearn.utils.validation import (
 )
 from tqdm.auto import tqdm
 
+from .._extended_init import extended_init
 from .._kernel_model.kernels import check_finite
 from .._kernel_model.losses import power_of_two_below
 from .._memory import check_fit_memory, check_memory, row_chunks
@@ -91,8 +92,9 @@ class MetricKernelModel(
 ):
     """Shared core of the estimators with a learned metric: fitting, storage, ``transform``.
 
-    Subclasses set ``_parameter_constraints`` and ``__init__`` (scikit-learn reads the
-    parameters from its signature), encode ``y`` and call `_fit_metric`; ``_family`` gives the
+    It takes the parameters both estimators share; a subclass extends its ``__init__``
+    (:func:`~robustkernel._extended_init.extended_init`: other defaults, added parameters) and
+    ``_parameter_constraints``, encodes ``y`` and calls `_fit_metric`; ``_family`` gives the
     kernel and the loss of the inner problem.
     """
 
@@ -113,6 +115,41 @@ class MetricKernelModel(
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
+
+    def __init__(
+        self,
+        lam: float = 0.1,
+        *,
+        kernel: str | tuple[Any, Any] = "gaussian",
+        kernel_params: dict[str, Any] | None = None,
+        solver: str = "auto",
+        lr: float = 0.1,
+        armijo_c: float = 1e-3,
+        beta: float = 0.5,
+        tol: float | None = None,
+        max_iter: int = 2000,
+        diagonal: bool = False,
+        init: str | np.ndarray | None = None,
+        op_norm_bound: float | None = None,
+        batch_size: int | None = None,
+        random_state: int | np.random.RandomState | None = None,
+        verbose: int = 0,
+    ) -> None:
+        self.lam = lam
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.solver = solver
+        self.lr = lr
+        self.armijo_c = armijo_c
+        self.beta = beta
+        self.tol = tol
+        self.max_iter = max_iter
+        self.diagonal = diagonal
+        self.init = init
+        self.op_norm_bound = op_norm_bound
+        self.batch_size = batch_size
+        self.random_state = random_state
+        self.verbose = verbose
 
     def _family(self) -> KernelFamily:
         return resolve_kernel(self.kernel, self.kernel_params)
@@ -345,14 +382,6 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
         ``SubquantileKernelRegressor`` and ``KernelRidge``, whose ``alpha`` weighs a *sum* of
         losses: one value means a different fit at every n, and ``lam`` is the paper's symbol
         (its tables and the reproduction give ``lam``).
-    epsilon : float in [0, 0.5), "auto" or None, default=None
-        Fraction of the rows to leave out as suspects (contaminated targets). ``None`` fits all
-        rows (the paper's estimator). Otherwise ``Sigma`` and ``f`` are learned on the
-        ``k = ceil((1 - epsilon) n)`` rows they explain best (Subquantile minimization):
-        starting from the rows kept by ``SubquantileKernelRegressor(epsilon=epsilon)``, metric
-        fits on the kept rows alternate with keeping the ``k`` rows of smallest squared residual
-        until the kept rows repeat. ``"auto"`` takes ``k`` from that start's estimate of the
-        contaminated fraction (``epsilon_``).
     kernel : {"gaussian", "rbf", "gaussian_mixture", "linear", "cubic"} or (callable, callable), \
             default="gaussian"
         ``"gaussian"``: :math:`\\phi(z) = e^{-z}`; ``"rbf"`` is the same kernel under the
@@ -418,6 +447,14 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
         reproducible fits.
     verbose : int, default=0
         Show a progress bar over the iterations (with the current ``J_n``) when positive.
+    epsilon : float in [0, 0.5), "auto" or None, default=None
+        Fraction of the rows to leave out as suspects (contaminated targets). ``None`` fits all
+        rows (the paper's estimator). Otherwise ``Sigma`` and ``f`` are learned on the
+        ``k = ceil((1 - epsilon) n)`` rows they explain best (Subquantile minimization):
+        starting from the rows kept by ``SubquantileKernelRegressor(epsilon=epsilon)``, metric
+        fits on the kept rows alternate with keeping the ``k`` rows of smallest squared residual
+        until the kept rows repeat. ``"auto"`` takes ``k`` from that start's estimate of the
+        contaminated fraction (``epsilon_``).
 
     Attributes
     ----------
@@ -543,42 +580,9 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
         "epsilon": [Interval(Real, 0.0, 0.5, closed="left"), StrOptions({"auto"}), None],
     }
 
-    def __init__(
-        self,
-        lam: float = 0.1,
-        *,
-        epsilon: float | str | None = None,
-        kernel: str | tuple[Any, Any] = "gaussian",
-        kernel_params: dict[str, Any] | None = None,
-        solver: str = "auto",
-        lr: float = 0.1,
-        armijo_c: float = 1e-3,
-        beta: float = 0.5,
-        tol: float | None = None,
-        max_iter: int = 2000,
-        diagonal: bool = False,
-        init: str | np.ndarray | None = None,
-        op_norm_bound: float | None = None,
-        batch_size: int | None = None,
-        random_state: int | np.random.RandomState | None = None,
-        verbose: int = 0,
-    ) -> None:
-        self.lam = lam
-        self.epsilon = epsilon
-        self.kernel = kernel
-        self.kernel_params = kernel_params
-        self.solver = solver
-        self.lr = lr
-        self.armijo_c = armijo_c
-        self.beta = beta
-        self.tol = tol
-        self.max_iter = max_iter
-        self.diagonal = diagonal
-        self.init = init
-        self.op_norm_bound = op_norm_bound
-        self.batch_size = batch_size
-        self.random_state = random_state
-        self.verbose = verbose
+    __init__ = extended_init(
+        MetricKernelModel, added={"epsilon": (None, "float | str | None")}
+    )
 
     # ------------------------------------------------------------------ fitting
     @_fit_context(prefer_skip_nested_validation=True)

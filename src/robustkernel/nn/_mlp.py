@@ -20,6 +20,7 @@ from .._kernel_model.estimator import class_labels
 from .._memory import InsufficientMemoryError, check_memory, row_chunks
 from .._torch_device import torch_device
 from .._version_stamp import VersionStamped
+from ..trimming import smallest
 from ._loss import subquantile_loss
 
 ACTIVATIONS = ("tanh", "relu", "sigmoid", "softplus")
@@ -84,6 +85,29 @@ def _load_torch() -> Any:
             "robustkernel[gpu] (or torch)."
         ) from error
     return torch
+
+
+def network_outputs(
+    Xs: np.ndarray, coefs: list[np.ndarray], intercepts: list[np.ndarray], activation: str
+) -> np.ndarray:
+    """The two-layer network with weights ``coefs`` and ``intercepts`` on scaled inputs, in
+    NumPy (float64): outputs (n, n_outputs).
+
+    Runs over blocks of rows, so that the hidden activations stay small whatever n.
+    """
+    outputs = np.empty((Xs.shape[0], coefs[1].shape[1]))
+    for rows in row_chunks(Xs.shape[0], coefs[0].shape[1]):
+        hidden = Xs[rows] @ coefs[0] + intercepts[0]
+        if activation == "tanh":
+            hidden = np.tanh(hidden)
+        elif activation == "relu":
+            hidden = np.maximum(hidden, 0.0)
+        elif activation == "sigmoid":
+            hidden = expit(hidden)
+        else:
+            hidden = np.logaddexp(0.0, hidden)
+        outputs[rows] = hidden @ coefs[1] + intercepts[1]
+    return outputs
 
 
 class _BaseSubquantileMLP(VersionStamped, BaseEstimator):
@@ -215,9 +239,9 @@ class _BaseSubquantileMLP(VersionStamped, BaseEstimator):
         with np.errstate(over="ignore", invalid="ignore"):  # sklearn's sum of huge values
             X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
         targets = self._encode(y)
-        self.scaler_ = _input_scaler(X)
+        scaler = _input_scaler(X)
         with np.errstate(over="ignore", invalid="ignore"):
-            Xs = self.scaler_.transform(X)
+            Xs = scaler.transform(X)
         self._check_float32_range(Xs)
         device = self._torch_device(torch)
         self._check_memory(torch, device, *X.shape)
@@ -230,20 +254,23 @@ class _BaseSubquantileMLP(VersionStamped, BaseEstimator):
         if target_tensor.is_floating_point():
             target_tensor = target_tensor.float()
         optimizer = self._optimizer(torch, network)
-        history = self._train(torch, network, optimizer, inputs, target_tensor, generator)
+        history, n_iter, converged = self._train(
+            torch, network, optimizer, inputs, target_tensor, generator
+        )
         layers = (network[0], network[2])
-        self.coefs_ = [layer.weight.detach().cpu().double().numpy().T for layer in layers]
-        self.intercepts_ = [layer.bias.detach().cpu().double().numpy() for layer in layers]
+        coefs = [layer.weight.detach().cpu().double().numpy().T for layer in layers]
+        intercepts = [layer.bias.detach().cpu().double().numpy() for layer in layers]
         # The kept rows are chosen on the training-scale losses (exact whatever the targets'
         # units); the reported losses are in the targets' units, inf where they overflow.
-        losses = self._numpy_losses(self._forward(Xs), targets)
-        k = n_kept(len(losses), self.epsilon)
-        order = np.argsort(losses, kind="stable")
-        self.inlier_mask_ = np.zeros(len(losses), dtype=bool)
-        self.inlier_mask_[order[:k]] = True
-        self.outlier_scores_ = self._in_target_units(losses)
-        self.threshold_ = float(self.outlier_scores_[order[k - 1]])
+        outputs = network_outputs(Xs, coefs, intercepts, self.activation)
+        losses = self._numpy_losses(outputs, targets)
+        kept = smallest(losses, n_kept(len(losses), self.epsilon))
+        scores = self._in_target_units(losses)
+        self.scaler_, self.coefs_, self.intercepts_ = scaler, coefs, intercepts
+        self.inlier_mask_, self.outlier_scores_ = kept, scores
+        self.threshold_ = float(np.max(scores[kept]))
         self.objective_history_ = self._in_target_units(np.asarray(history))
+        self.n_iter_, self.converged_ = n_iter, converged
         return self
 
     def _check_float32_range(self, Xs: np.ndarray) -> None:
@@ -293,23 +320,8 @@ class _BaseSubquantileMLP(VersionStamped, BaseEstimator):
         return np.where(values == 0.0, 0.0, scaled)
 
     def _forward(self, Xs: np.ndarray) -> np.ndarray:
-        """The trained network on scaled inputs, in NumPy (float64): outputs (n, n_outputs).
-
-        Runs over blocks of rows, so that the hidden activations stay small whatever n.
-        """
-        outputs = np.empty((Xs.shape[0], self.coefs_[1].shape[1]))
-        for rows in row_chunks(Xs.shape[0], self.coefs_[0].shape[1]):
-            hidden = Xs[rows] @ self.coefs_[0] + self.intercepts_[0]
-            if self.activation == "tanh":
-                hidden = np.tanh(hidden)
-            elif self.activation == "relu":
-                hidden = np.maximum(hidden, 0.0)
-            elif self.activation == "sigmoid":
-                hidden = expit(hidden)
-            else:
-                hidden = np.logaddexp(0.0, hidden)
-            outputs[rows] = hidden @ self.coefs_[1] + self.intercepts_[1]
-        return outputs
+        """The trained network on scaled inputs, in NumPy (float64): outputs (n, n_outputs)."""
+        return network_outputs(Xs, self.coefs_, self.intercepts_, self.activation)
 
     def _torch_device(self, torch: Any) -> Any:
         """The torch device of ``device``; a ValueError naming it when it cannot train here."""
@@ -374,15 +386,16 @@ class _BaseSubquantileMLP(VersionStamped, BaseEstimator):
 
     def _train(
         self, torch: Any, network: Any, optimizer: Any, inputs: Any, targets: Any, generator: Any
-    ) -> list[float]:
+    ) -> tuple[list[float], int, bool]:
         """Full-batch steps (``batch_size=None``) or epochs of mini-batches; stops when the
         full-data objective has not improved by ``tol`` (relative) for ``n_iter_no_change``
-        iterations (epochs). Raises a ValueError when the objective or the weights stop being
-        finite (the steps diverged or overflowed float32)."""
+        iterations (epochs). Returns the objective of every iteration, their number and
+        whether the objective settled; raises a ValueError when the objective or the weights
+        stop being finite (the steps diverged or overflowed float32)."""
         n = inputs.shape[0]
         history: list[float] = []
         best, stalled = np.inf, 0
-        self.converged_ = False
+        converged, n_iter = False, 0
         kept = torch.arange(n, device=inputs.device)
         for iteration in range(1, self.max_iter + 1):
             if self.batch_size is None:
@@ -402,7 +415,7 @@ class _BaseSubquantileMLP(VersionStamped, BaseEstimator):
                     self._diverged(f"the objective became {value} at iteration {iteration}")
                 )
             history.append(value)
-            self.n_iter_ = iteration
+            n_iter = iteration
             if self.verbose and iteration % 100 == 0:
                 print(f"[{type(self).__name__}] iteration {iteration}: objective {value:.6g}")
             # progress relative to |best|: the smoothed objective can be negative
@@ -411,22 +424,22 @@ class _BaseSubquantileMLP(VersionStamped, BaseEstimator):
             else:
                 stalled += 1
                 if stalled >= self.n_iter_no_change:
-                    self.converged_ = True
+                    converged = True
                     break
         with torch.no_grad():
             finite = all(bool(torch.isfinite(weight).all()) for weight in network.parameters())
         if not finite:  # the last full-batch step, after its objective was measured
             raise ValueError(
-                self._diverged(f"the weights became non-finite at iteration {self.n_iter_}")
+                self._diverged(f"the weights became non-finite at iteration {n_iter}")
             )
-        if not self.converged_:
+        if not converged:
             warnings.warn(
                 f"{type(self).__name__}: the objective still decreased after max_iter="
                 f"{self.max_iter} iterations; increase max_iter or learning_rate.",
                 ConvergenceWarning,
                 stacklevel=5,  # the caller of fit (through _fit_context and _fit)
             )
-        return history
+        return history, n_iter, converged
 
     def _diverged(self, what: str) -> str:
         """The message of a training that left the float32 range."""

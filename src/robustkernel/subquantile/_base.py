@@ -24,6 +24,54 @@ from ._solvers import SOLVERS
 from ._tasks import Task
 from ._weighted_fit import fit_in_memory
 
+ROW_ATTRIBUTES = ("inlier_mask_", "outlier_scores_", "row_weights_")
+ROW_ATTRIBUTES_KEY = "_row_attributes"
+"""The per-row attributes live in ``__dict__[ROW_ATTRIBUTES_KEY]``, read through properties that
+explain a Dask fit's attribute whose cluster is gone."""
+
+
+def _row_attribute(name: str) -> tuple[Any, Any, Any]:
+    """The getter, setter and deleter of the per-row attribute ``name``."""
+
+    def get(self: BaseSubquantile) -> Any:
+        try:
+            value = self.__dict__[ROW_ATTRIBUTES_KEY][name]
+        except KeyError:
+            raise AttributeError(
+                f"{type(self).__name__!r} object has no attribute {name!r}"
+            ) from None
+        if is_dask_array(value) and not _on_a_live_cluster(value):
+            raise AttributeError(
+                f"{name} of this {type(self).__name__} was fitted on Dask arrays and stayed on "
+                "the cluster as a persisted Dask array, which lives as long as the client that "
+                "fitted it: that client has closed, and the values are gone. Keep them by "
+                "calling model.compute_row_attributes() (or computing the attribute) before "
+                "the client closes, e.g. inside the `with Client(...)` block; the fitted model "
+                "itself (predict, score) does not need the cluster."
+            )
+        return value
+
+    def set(self: BaseSubquantile, value: Any) -> None:
+        self.__dict__.setdefault(ROW_ATTRIBUTES_KEY, {})[name] = value
+
+    def delete(self: BaseSubquantile) -> None:
+        self.__dict__.get(ROW_ATTRIBUTES_KEY, {}).pop(name, None)
+
+    return get, set, delete
+
+
+def _on_a_live_cluster(array: Any) -> bool:
+    """Whether the Dask ``array``'s persisted chunks are still held: True without
+    ``dask.distributed`` futures (the local scheduler keeps them in the graph)."""
+    try:
+        from distributed import futures_of
+    except ImportError:
+        return True
+    return all(
+        future.status == "finished" and future.client.status == "running"
+        for future in futures_of(array)
+    )
+
 
 class BaseSubquantile(KernelModel):
     """Kernel model fitted on the (1 - epsilon) fraction of rows it explains best.
@@ -142,8 +190,8 @@ class BaseSubquantile(KernelModel):
                 sample = clone(self).set_params(verbose=0, n_components=settings.n_components)
                 return sample.fit(X_sample, y_sample)
 
-            self._set_fitted(distributed_fit(settings, self._task, X, y, sample_fit))
-            self.n_components_ = settings.n_components
+            result = distributed_fit(settings, self._task, X, y, sample_fit)
+            self._set_fitted(replace(result, n_components=settings.n_components))
             return self
         X, y = self._validate_training_data(X, y)
         params["n_components"] = resolve_components(params, X.shape[0])
@@ -160,18 +208,51 @@ class BaseSubquantile(KernelModel):
         )
         if scaling is not None:
             result = replace(result, feature_scaling=scaling)
+        result = replace(result, n_components=settings.n_components)
         self._set_fitted(result, X, y)
-        self.n_components_ = settings.n_components
+        return self
+
+    inlier_mask_ = property(*_row_attribute("inlier_mask_"))
+    outlier_scores_ = property(*_row_attribute("outlier_scores_"))
+    row_weights_ = property(*_row_attribute("row_weights_"))
+
+    def compute_row_attributes(self) -> BaseSubquantile:
+        """Bring a Dask fit's per-row attributes home: ``inlier_mask_``, ``outlier_scores_``
+        and ``row_weights_`` computed into NumPy arrays (a no-op after an in-memory fit).
+
+        A fit on Dask arrays leaves them on the cluster (persisted Dask arrays, so that the
+        client's memory does not grow with the rows); they live as long as the client that
+        fitted them. Call this before the client closes to keep them after it (they then take
+        the client's memory: 17 bytes a row).
+
+        Returns
+        -------
+        self : object
+            The estimator, its per-row attributes NumPy arrays.
+        """
+        check_is_fitted(self)
+        stored = self.__dict__.get(ROW_ATTRIBUTES_KEY, {})
+        for name in ROW_ATTRIBUTES:
+            stored[name] = np.asarray(getattr(self, name))
         return self
 
     def __getstate__(self) -> dict[str, Any]:
         """The state that pickle, joblib and skops save: a Dask fit's per-row attributes (Dask
         arrays on the cluster) computed into NumPy arrays."""
         state = super().__getstate__()
-        for name in ("inlier_mask_", "outlier_scores_", "row_weights_"):
-            if is_dask_array(state.get(name)):
-                state[name] = np.asarray(state[name])
+        if ROW_ATTRIBUTES_KEY in state:
+            state[ROW_ATTRIBUTES_KEY] = {
+                name: np.asarray(value) if is_dask_array(value) else value
+                for name, value in state[ROW_ATTRIBUTES_KEY].items()
+            }
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # model files written before the per-row attributes had their own store
+        moved = {name: state.pop(name) for name in ROW_ATTRIBUTES if name in state}
+        if moved:
+            state[ROW_ATTRIBUTES_KEY] = {**state.get(ROW_ATTRIBUTES_KEY, {}), **moved}
+        super().__setstate__(state)
 
     def _set_fitted(self, result: FitResult, X: Any = None, y: Any = None) -> None:
         """Store a backend's result as the fitted attributes (the only place that does).
@@ -210,6 +291,7 @@ class BaseSubquantile(KernelModel):
         self.converged_ = result.converged
         self.best_start_ = result.best_start
         self.epsilon_ = result.epsilon
+        self.n_components_ = result.n_components
         self.alpha_, self.gamma_ = result.alpha, result.gamma
         self.kernel_ = self.kernel if result.kernel is None else result.kernel
         self.degree_ = self.degree if result.degree is None else result.degree
@@ -259,4 +341,3 @@ class BaseSubquantile(KernelModel):
         X = self._fitted_units(self._validated_X(X, reset=False))
         coef = self.coef_.reshape(self.coef_.shape[0], -1)
         return predict_in_chunks(self.feature_map_, X, coef) + np.atleast_1d(self.intercept_)
-

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import StrOptions
 
+from .._extended_init import extended_init
 from .._kernel_model.estimator import KernelRegressorMixin, LogitClassifierMixin
 from .._kernel_model.losses import LINKS, HingeLoss
 from .._kernel_model.pairwise import PairwisePlatt
@@ -340,66 +340,9 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         "link": [StrOptions(set(LINKS)), tuple],
     }
 
-    def __init__(
-        self,
-        epsilon: float | str = "auto",
-        *,
-        alpha: float | str = "auto",
-        kernel: str | Any = "auto",
-        gamma: float | str | None = "auto",
-        degree: float = 3,
-        coef0: float = 1,
-        kernel_params: dict[str, Any] | None = None,
-        n_components: int | str | None = "auto",
-        approximation: str = "nystroem",
-        dtype: str | type = "float64",
-        fit_intercept: bool = True,
-        solver: str = "alternating",
-        max_iter: int | None = None,
-        tol: float = 1e-6,
-        init: str | np.ndarray = "erm",
-        n_init: int = 1,
-        init_size: int = 20,
-        radius: float | None = None,
-        refine: str | None = "reject",
-        smoothing: float | None = None,
-        momentum: float = 0.9,
-        line_search: bool = False,
-        n_iter_no_change: int = 5,
-        random_state: int | np.random.RandomState | None = None,
-        verbose: int = 0,
-        device: str | None = None,
-        link: str | tuple[Callable, Callable] = "identity",
-    ) -> None:
-        super().__init__(
-            epsilon,
-            alpha=alpha,
-            kernel=kernel,
-            gamma=gamma,
-            degree=degree,
-            coef0=coef0,
-            kernel_params=kernel_params,
-            n_components=n_components,
-            approximation=approximation,
-            dtype=dtype,
-            fit_intercept=fit_intercept,
-            solver=solver,
-            max_iter=max_iter,
-            tol=tol,
-            init=init,
-            n_init=n_init,
-            init_size=init_size,
-            radius=radius,
-            refine=refine,
-            smoothing=smoothing,
-            momentum=momentum,
-            line_search=line_search,
-            n_iter_no_change=n_iter_no_change,
-            random_state=random_state,
-            verbose=verbose,
-            device=device,
-        )
-        self.link = link
+    __init__ = extended_init(
+        BaseSubquantile, added={"link": ("identity", "str | tuple[Callable, Callable]")}
+    )
 
     def _response(self, F: np.ndarray) -> np.ndarray:
         """omega(F): the predictions of the link model (F for the identity link)."""
@@ -803,66 +746,7 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         "loss": [StrOptions({"auto", "log", *HINGE_LOSSES})],
     }
 
-    def __init__(
-        self,
-        epsilon: float | str = "auto",
-        *,
-        alpha: float | str = "auto",
-        kernel: str | Any = "rbf",
-        gamma: float | str | None = "auto",
-        degree: float = 3,
-        coef0: float = 1,
-        kernel_params: dict[str, Any] | None = None,
-        n_components: int | str | None = "auto",
-        approximation: str = "nystroem",
-        dtype: str | type = "float64",
-        fit_intercept: bool = True,
-        solver: str = "alternating",
-        max_iter: int | None = None,
-        tol: float = 1e-6,
-        init: str | np.ndarray = "erm",
-        n_init: int = 1,
-        init_size: int = 20,
-        radius: float | None = None,
-        refine: str | None = "reject",
-        smoothing: float | None = None,
-        momentum: float = 0.9,
-        line_search: bool = False,
-        n_iter_no_change: int = 5,
-        random_state: int | np.random.RandomState | None = None,
-        verbose: int = 0,
-        device: str | None = None,
-        loss: str = "log",
-    ) -> None:
-        super().__init__(
-            epsilon,
-            alpha=alpha,
-            kernel=kernel,
-            gamma=gamma,
-            degree=degree,
-            coef0=coef0,
-            kernel_params=kernel_params,
-            n_components=n_components,
-            approximation=approximation,
-            dtype=dtype,
-            fit_intercept=fit_intercept,
-            solver=solver,
-            max_iter=max_iter,
-            tol=tol,
-            init=init,
-            n_init=n_init,
-            init_size=init_size,
-            radius=radius,
-            refine=refine,
-            smoothing=smoothing,
-            momentum=momentum,
-            line_search=line_search,
-            n_iter_no_change=n_iter_no_change,
-            random_state=random_state,
-            verbose=verbose,
-            device=device,
-        )
-        self.loss = loss
+    __init__ = extended_init(BaseSubquantile, added={"loss": ("log", "str")})
 
     def _pairwise_calibration(self) -> PairwisePlatt | None:
         """Platt's sigmoids of the pairs where the hinge losses were fitted, else None."""

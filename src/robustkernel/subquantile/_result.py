@@ -47,3 +47,4 @@ class FitResult:
     loss: str | None = None  # classifiers: the loss fitted ("log", "hinge", "squared_hinge")
     calibration: Any = None  # the hinge losses: the pairs' ``PairwisePlatt``
     noise_transition: np.ndarray | None = None  # forward correction's T[true, given], if used
+    n_components: int | None = None  # the features of the fit (None: the exact kernel model)
