@@ -1,5 +1,6 @@
 """An estimator's ``__init__`` built from its base class's: the base's parameters, some with
-other defaults, and keyword-only parameters added at the end.
+other defaults, a first parameter (positional or keyword) before them and keyword-only ones
+after them.
 
 scikit-learn reads an estimator's parameters from the signature of its ``__init__`` (no
 ``*args`` or ``**kwargs``): a subclass that adds one parameter would restate every one of the
@@ -19,6 +20,7 @@ def extended_init(
     base: type,
     added: dict[str, tuple[Any, str]] | None = None,
     defaults: dict[str, Any] | None = None,
+    first: tuple[str, Any, str] | None = None,
 ) -> Callable[..., None]:
     """The ``__init__`` of a subclass of ``base``.
 
@@ -30,6 +32,9 @@ def extended_init(
         name -> (default, annotation) of the keyword-only parameters the subclass adds.
     defaults : dict, default=None
         name -> the subclass's default of a parameter of ``base``.
+    first : (name, default, annotation), default=None
+        A parameter the subclass adds before the base's (positional or keyword; the base's
+        must then all be keyword-only).
 
     Returns
     -------
@@ -42,22 +47,31 @@ def extended_init(
     unknown = set(defaults) - set(shared.parameters)
     if unknown:
         raise TypeError(f"{base.__name__}.__init__ has no parameter {sorted(unknown)}")
-    parameters = [
+    self_parameter, *shared_parameters = (
         parameter.replace(default=defaults[name]) if name in defaults else parameter
         for name, parameter in shared.parameters.items()
+    )
+    leading = [] if first is None else [
+        inspect.Parameter(
+            first[0], inspect.Parameter.POSITIONAL_OR_KEYWORD, default=first[1],
+            annotation=first[2],
+        )
     ]
-    parameters += [
+    trailing = [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=hint)
         for name, (default, hint) in added.items()
     ]
-    signature = shared.replace(parameters=parameters)
+    own = [parameter.name for parameter in leading + trailing]
+    signature = shared.replace(
+        parameters=[self_parameter, *leading, *shared_parameters, *trailing]
+    )
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         bound = signature.bind(self, *args, **kwargs)
         bound.apply_defaults()
         values = dict(bound.arguments)
         del values["self"]
-        extra = {name: values.pop(name) for name in added}
+        extra = {name: values.pop(name) for name in own}
         base.__init__(self, **values)
         for name, value in extra.items():
             setattr(self, name, value)

@@ -68,21 +68,19 @@ class KernelBaseline(KernelModel):
         check_finite(K)
         return X, K, Y, loss
 
-    def _set_kernel_parameters(
+    def __init__(
         self,
-        alpha: float,
-        kernel: str | Any,
-        gamma: float | None,
-        degree: float,
-        coef0: float,
-        kernel_params: dict[str, Any] | None,
-        fit_intercept: bool,
+        *,
+        alpha: float = 1.0,
+        kernel: str | Any = "rbf",
+        gamma: float | None = None,
+        degree: float = 3,
+        coef0: float = 1,
+        kernel_params: dict[str, Any] | None = None,
+        fit_intercept: bool = True,
     ) -> None:
-        """Store the kernel arguments of ``__init__`` unchanged (scikit-learn's rule).
-
-        Every baseline lists them in its own ``__init__`` signature, from which scikit-learn
-        reads the parameters, and passes them here in this order.
-        """
+        """The kernel arguments every baseline shares; a baseline extends this ``__init__``
+        (:func:`~robustkernel._extended_init.extended_init`) with its own parameters."""
         self.alpha = alpha
         self.kernel = kernel
         self.gamma = gamma

@@ -9,7 +9,13 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 
-from ._common import KERNEL_PARAMETERS_DOC, TrimmedBaselineRegressor, WeightedKernelRidge
+from .._extended_init import extended_init
+from ._common import (
+    KERNEL_PARAMETERS_DOC,
+    KernelBaseline,
+    TrimmedBaselineRegressor,
+    WeightedKernelRidge,
+)
 
 
 def hard_threshold(v: np.ndarray, k: int) -> np.ndarray:
@@ -107,26 +113,11 @@ class CRRKernelRegressor(TrimmedBaselineRegressor):
 """
     )
 
-    def __init__(
-        self,
-        epsilon: float = 0.1,
-        *,
-        alpha: float = 1.0,
-        kernel: str | Any = "rbf",
-        gamma: float | None = None,
-        degree: float = 3,
-        coef0: float = 1,
-        kernel_params: dict[str, Any] | None = None,
-        fit_intercept: bool = True,
-        max_iter: int = 1000,
-        tol: float = 1e-8,
-    ) -> None:
-        self._set_kernel_parameters(
-            alpha, kernel, gamma, degree, coef0, kernel_params, fit_intercept
-        )
-        self.epsilon = epsilon
-        self.max_iter = max_iter
-        self.tol = tol
+    __init__ = extended_init(
+        KernelBaseline,
+        first=("epsilon", 0.1, "float"),
+        added={"max_iter": (1000, "int"), "tol": (1e-8, "float")},
+    )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> CRRKernelRegressor:

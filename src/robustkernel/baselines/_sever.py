@@ -10,6 +10,7 @@ from scipy.sparse.linalg import eigsh
 from sklearn.base import _fit_context, is_classifier
 from sklearn.utils._param_validation import Interval
 
+from .._extended_init import extended_init
 from .._fractions import rows_in_fraction
 from .._kernel_model.losses import class_indices
 from ..subquantile import LbfgsSubsetFitter, Problem, RidgeSubsetFitter
@@ -193,13 +194,14 @@ class SeverKernelRegressor(KernelBaselineRegressor, _BaseSever):
     ----------
     epsilon : float, default=0.1
         Assumed corrupted fraction; sets the default ``fraction``.
+    """
+        + KERNEL_PARAMETERS_DOC
+        + """
     fraction : float, default=None
         Fraction p of the kept rows removed per round; None means epsilon / 2.
     n_rounds : int, default=4
         Filtering rounds (0 gives plain kernel ridge).
-    """
-        + KERNEL_PARAMETERS_DOC
-        + "\n"
+"""
         + _ATTRIBUTES
         + """
     See Also
@@ -230,26 +232,11 @@ class SeverKernelRegressor(KernelBaselineRegressor, _BaseSever):
         "fraction": [Interval(Real, 0.0, 1.0, closed="left"), None],
     }
 
-    def __init__(
-        self,
-        epsilon: float = 0.1,
-        *,
-        fraction: float | None = None,
-        n_rounds: int = 4,
-        alpha: float = 1.0,
-        kernel: str | Any = "rbf",
-        gamma: float | None = None,
-        degree: float = 3,
-        coef0: float = 1,
-        kernel_params: dict[str, Any] | None = None,
-        fit_intercept: bool = True,
-    ) -> None:
-        self.epsilon = epsilon
-        self.fraction = fraction
-        self.n_rounds = n_rounds
-        self._set_kernel_parameters(
-            alpha, kernel, gamma, degree, coef0, kernel_params, fit_intercept
-        )
+    __init__ = extended_init(
+        KernelBaseline,
+        first=("epsilon", 0.1, "float"),
+        added={"fraction": (None, "float | None"), "n_rounds": (4, "int")},
+    )
 
     def _fraction(self) -> float:
         return self.epsilon / 2.0 if self.fraction is None else float(self.fraction)
@@ -270,11 +257,12 @@ class SeverKernelClassifier(KernelBaselineClassifier, _BaseSever):
     ----------
     fraction : float, default=0.025
         Fraction p of each class's kept rows removed per round.
-    n_rounds : int, default=4
-        Filtering rounds (0 gives plain kernel logistic / softmax regression).
     """
         + KERNEL_PARAMETERS_DOC
-        + "\n"
+        + """
+    n_rounds : int, default=4
+        Filtering rounds (0 gives plain kernel logistic / softmax regression).
+"""
         + _ATTRIBUTES
         + """classes_ : ndarray of shape (n_classes,)
         Class labels.
@@ -300,24 +288,11 @@ class SeverKernelClassifier(KernelBaselineClassifier, _BaseSever):
     """
     )
 
-    def __init__(
-        self,
-        fraction: float = 0.025,
-        *,
-        n_rounds: int = 4,
-        alpha: float = 1.0,
-        kernel: str | Any = "rbf",
-        gamma: float | None = None,
-        degree: float = 3,
-        coef0: float = 1,
-        kernel_params: dict[str, Any] | None = None,
-        fit_intercept: bool = True,
-    ) -> None:
-        self.fraction = fraction
-        self.n_rounds = n_rounds
-        self._set_kernel_parameters(
-            alpha, kernel, gamma, degree, coef0, kernel_params, fit_intercept
-        )
+    __init__ = extended_init(
+        KernelBaseline,
+        first=("fraction", 0.025, "float"),
+        added={"n_rounds": (4, "int")},
+    )
 
     def _fraction(self) -> float:
         return float(self.fraction)

@@ -11,9 +11,11 @@ from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
+from .._extended_init import extended_init
 from ._common import (
     KERNEL_CONSTRAINTS,
     KERNEL_PARAMETERS_DOC,
+    KernelBaseline,
     KernelBaselineRegressor,
     WeightedKernelRidge,
 )
@@ -109,28 +111,15 @@ class STIRKernelRegressor(KernelBaselineRegressor):
         "tol": [Interval(Real, 0.0, None, closed="neither")],
     }
 
-    def __init__(
-        self,
-        *,
-        alpha: float = 1.0,
-        kernel: str | Any = "rbf",
-        gamma: float | None = None,
-        degree: float = 3,
-        coef0: float = 1,
-        kernel_params: dict[str, Any] | None = None,
-        fit_intercept: bool = True,
-        M_init: float = 1e-3,
-        eta: float = 10.0,
-        max_iter: int = 200,
-        tol: float = 1e-6,
-    ) -> None:
-        self._set_kernel_parameters(
-            alpha, kernel, gamma, degree, coef0, kernel_params, fit_intercept
-        )
-        self.M_init = M_init
-        self.eta = eta
-        self.max_iter = max_iter
-        self.tol = tol
+    __init__ = extended_init(
+        KernelBaseline,
+        added={
+            "M_init": (1e-3, "float"),
+            "eta": (10.0, "float"),
+            "max_iter": (200, "int"),
+            "tol": (1e-6, "float"),
+        },
+    )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> STIRKernelRegressor:

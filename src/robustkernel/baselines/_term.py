@@ -10,6 +10,7 @@ from scipy.special import softmax
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
+from .._extended_init import extended_init
 from .._kernel_model.kernels import top_eigenvalue
 from .._kernel_model.losses import Loss
 from ._common import (
@@ -52,28 +53,15 @@ class _BaseTilted(KernelBaseline):
 
     _default_tilt: ClassVar[float]
 
-    def __init__(
-        self,
-        tilt: float | None = None,
-        *,
-        alpha: float = 1.0,
-        kernel: str | Any = "rbf",
-        gamma: float | None = None,
-        degree: float = 3,
-        coef0: float = 1,
-        kernel_params: dict[str, Any] | None = None,
-        fit_intercept: bool = True,
-        learning_rate: float | None = None,
-        max_iter: int = 10_000,
-        tol: float = 1e-10,
-    ) -> None:
-        self.tilt = tilt
-        self._set_kernel_parameters(
-            alpha, kernel, gamma, degree, coef0, kernel_params, fit_intercept
-        )
-        self.learning_rate = learning_rate
-        self.max_iter = max_iter
-        self.tol = tol
+    __init__ = extended_init(
+        KernelBaseline,
+        first=("tilt", None, "float | None"),
+        added={
+            "learning_rate": (None, "float | None"),
+            "max_iter": (10_000, "int"),
+            "tol": (1e-10, "float"),
+        },
+    )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> _BaseTilted:

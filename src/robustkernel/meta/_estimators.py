@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -136,13 +137,23 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
 
     # -- what subclasses define -----------------------------------------------------------------
 
+    # (the kind of estimator wrapped, scikit-learn's test of it, the default, the other kind's
+    # meta-estimator)
+    _wraps: ClassVar[tuple[str, Callable[[Any], bool], type, str]]
+
     def _default_estimator(self) -> Any:
-        raise NotImplementedError
+        return self._wraps[2]()
 
     def _check_estimator(self, estimator: Any) -> None:
         """Raise InvalidParameterError (a ValueError and a TypeError) naming ``estimator`` when
         it is not of the kind the meta-estimator needs."""
-        raise NotImplementedError
+        kind, test, _, other = self._wraps
+        if not test(estimator):
+            raise InvalidParameterError(
+                f"The 'estimator' parameter of {type(self).__name__} must be a {kind} "
+                f"(scikit-learn's {test.__name__}), got {estimator!r}; around "
+                f"{'a classifier' if kind == 'regressor' else 'a regressor'}, use {other}."
+            )
 
     def _encode_target(self, y: Any) -> np.ndarray:
         raise NotImplementedError
@@ -621,16 +632,7 @@ class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
     array([ 1. , -2. ,  0.5])
     """
 
-    def _default_estimator(self) -> Any:
-        return HistGradientBoostingRegressor()
-
-    def _check_estimator(self, estimator: Any) -> None:
-        if not is_regressor(estimator):
-            raise InvalidParameterError(
-                f"The 'estimator' parameter of {type(self).__name__} must be a regressor "
-                f"(scikit-learn's is_regressor), got {estimator!r}; around a classifier, use "
-                "SubquantileClassifier."
-            )
+    _wraps = ("regressor", is_regressor, HistGradientBoostingRegressor, "SubquantileClassifier")
 
     def _encode_target(self, y: Any) -> np.ndarray:
         y = check_array(y, ensure_2d=False, dtype="numeric", input_name="y")
@@ -819,16 +821,10 @@ class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
     True
     """
 
-    def _default_estimator(self) -> Any:
-        return HistGradientBoostingClassifier()
+    _wraps = ("classifier", is_classifier, HistGradientBoostingClassifier, "SubquantileRegressor")
 
     def _check_estimator(self, estimator: Any) -> None:
-        if not is_classifier(estimator):
-            raise InvalidParameterError(
-                f"The 'estimator' parameter of {type(self).__name__} must be a classifier "
-                f"(scikit-learn's is_classifier), got {estimator!r}; around a regressor, use "
-                "SubquantileRegressor."
-            )
+        super()._check_estimator(estimator)
         if not (hasattr(estimator, "predict_proba") or hasattr(estimator, "decision_function")):
             raise InvalidParameterError(
                 f"The 'estimator' parameter of {type(self).__name__} must be a classifier with "

@@ -749,15 +749,6 @@ default="gaussian"
         check_is_fitted(self)
         return self.metric_.transform(X)
 
-    @property
-    def _n_features_out(self) -> int:
-        return self.rank_
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.transformer_tags.preserves_dtype = ["float64"]
-        return tags
-
 
 def learned_kernel(
     metric: MetricKernelRidge,

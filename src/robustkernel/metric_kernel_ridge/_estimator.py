@@ -71,7 +71,8 @@ MEMORY_REMEDY = (
 
 class ComponentRows:
     """Mixin placed before ``VersionStamped``: ``components_`` holds the learned directions as
-    rows, shape (``rank_``, n_features), as ``PCA.components_`` does. Estimators pickled before
+    rows, shape (``rank_``, n_features), as ``PCA.components_`` does, and ``transform`` gives
+    ``rank_`` coordinates (``get_feature_names_out``) in float64. Estimators pickled before
     this layout held them as columns; their state has no ``ROWS_KEY`` and is transposed when
     loaded, so old model files keep working."""
 
@@ -84,6 +85,16 @@ class ComponentRows:
         if not state.pop(self.ROWS_KEY, False) and "components_" in state:
             state["components_"] = np.ascontiguousarray(np.asarray(state["components_"]).T)
         super().__setstate__(state)
+
+    @property
+    def _n_features_out(self) -> int:
+        """Number of output features of ``transform`` (for ``get_feature_names_out``)."""
+        return self.rank_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags
 
 
 class MetricKernelModel(
@@ -343,16 +354,6 @@ class MetricKernelModel(
         for rows in row_chunks(X.shape[0], max(X.shape[1], U.shape[1])):
             np.matmul(X[rows], U, out=out[rows])
         return out
-
-    @property
-    def _n_features_out(self) -> int:
-        """Number of output features of ``transform`` (for ``get_feature_names_out``)."""
-        return self.rank_
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.transformer_tags.preserves_dtype = ["float64"]
-        return tags
 
 
 class MetricKernelRidge(RegressorMixin, MetricKernelModel):
