@@ -51,3 +51,56 @@ def test_numpydoc_validation(name):
     errors = [f"{code}: {message}" for code, message in validate(name)["errors"]
               if code not in ALLOWED]
     assert not errors, "\n".join(errors)
+
+
+def _documented_classes() -> list[str]:
+    """The estimator and helper classes of the API page (not its warnings)."""
+    return [
+        name for name in documented_objects()
+        if inspect.isclass(_resolve(name)) and not issubclass(_resolve(name), Warning)
+    ]
+
+
+def _resolve(name: str):
+    """The object a dotted name of the API page names (a module's attribute, or a method)."""
+    parts = name.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for attribute in parts[cut:]:
+            obj = getattr(obj, attribute)
+        return obj
+    raise ImportError(name)
+
+
+@pytest.mark.parametrize("name", sorted(set(_documented_classes())))
+def test_documented_defaults_are_the_signature_defaults(name):
+    """Each ``default=`` a class's docstring states is the default of its signature (the
+    signature of an ``__init__`` built from its base's, :mod:`robustkernel._extended_init`,
+    included)."""
+    import ast
+
+    from numpydoc.docscrape import ClassDoc
+
+    cls = _resolve(name)
+    signature = inspect.signature(cls)
+    checked = 0
+    for parameter in ClassDoc(cls)["Parameters"]:
+        if "," in parameter.name or "default=" not in parameter.type:
+            continue
+        stated = parameter.type.split("default=", 1)[1].strip()
+        try:
+            value = ast.literal_eval(stated)
+        except (ValueError, SyntaxError):
+            continue  # a default written in words
+        assert parameter.name in signature.parameters, parameter.name
+        assert signature.parameters[parameter.name].default == value, (
+            f"{name}({parameter.name}): docstring says {stated}, signature "
+            f"{signature.parameters[parameter.name].default!r}"
+        )
+        checked += 1
+    # every estimator with a default states it (OracleERM's one parameter has none)
+    empty = inspect.Parameter.empty
+    assert checked or all(p.default is empty for p in signature.parameters.values())

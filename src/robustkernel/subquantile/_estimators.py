@@ -341,7 +341,9 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
     }
 
     __init__ = extended_init(
-        BaseSubquantile, added={"link": ("identity", "str | tuple[Callable, Callable]")}
+        BaseSubquantile,
+        added={"link": ("identity", "str | tuple[Callable, Callable]")},
+        defaults={"kernel": "auto"},
     )
 
     def _response(self, F: np.ndarray) -> np.ndarray:
