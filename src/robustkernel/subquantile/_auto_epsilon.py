@@ -4,8 +4,8 @@ The regressor starts from a generous trim (``REGRESSION_START``). Under the curr
 the rows whose loss is implausible for a clean row; refit keeping the others (epsilon = the
 flagged fraction); repeat until the flagged set is a fixed point or moves by at most
 ``SETTLED_FRACTION`` of the rows. ``epsilon_`` is the fraction finally trimmed. (The classifier's
-epsilon="auto" is confident learning, :mod:`._label_noise`; its rule below serves
-refine="reject" at a given epsilon.)
+epsilon="auto" is confident learning, :mod:`robustkernel.trimming.label_flags`; its rule below
+serves refine="reject" at a given epsilon.)
 
 Regression (Rousseeuw & Leroy's reweighted least trimmed squares): the clean residuals are taken as
 N(0, sigma^2) per output, and every residual is studentized before it is compared with the scale. A

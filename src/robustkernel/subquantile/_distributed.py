@@ -562,7 +562,7 @@ def _smallest(values: Any, count: int) -> Any:
 def _subquantile(
     losses: Any, k: int, floors: tuple[Any, np.ndarray] | None
 ) -> tuple[Any, float]:
-    """``_objective.subquantile`` on a Dask vector: the k rows of smallest loss (under the
+    """``trimming.subquantile`` on a Dask vector: the k rows of smallest loss (under the
     floors: the minimum[c] smallest of each class c first, then the smallest of the rest) and
     the k-th smallest loss."""
     import dask.array as da

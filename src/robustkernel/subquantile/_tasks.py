@@ -61,7 +61,8 @@ class Task:
         Subset fitters of the exact kernel model and of the feature model.
     outlier_flags : RowRule or None
         epsilon="auto": the rows implausible under a fit (flagged, then refitted without);
-        None for the classifier, whose epsilon="auto" is confident learning (``_label_noise``).
+        None for the classifier, whose epsilon="auto" is confident learning
+        (``trimming.label_flags``).
     rejections : RowRule
         refine="reject": the kept rows it drops.
     auto_start : callable or None
