@@ -9,16 +9,16 @@ compares two such recordings::
     python tools/fitted_state.py save after.pkl             # ... and after it
     python tools/fitted_state.py compare before.pkl after.pkl [--tol 1e-12]
 
-``save OUT.pkl [--only NAME ...]`` pickles a dict {fit name: state}, where the state holds
-every public fitted attribute of the estimator (the names in ``vars(estimator)``, or served by
-properties of its class, that end with "_" and do not start with "_") and "predict(X_test)", plus "predict_proba(X_test)" and
-"decision_function(X_test)" where the estimator has them; a fit that raises records
-{"error": repr(exc)}. Values are stored as plain data (NumPy arrays and Python builtins), so a
-recording can be loaded whatever the library's classes become. The fits run on one thread
-(BLAS, OpenMP and PyTorch), so that two runs on one machine give the same floating-point
-results (another machine or BLAS build may differ in the last bits: give compare a larger
-``--tol`` there); all of them take about 40 s. The fits that need PyTorch or Dask are skipped,
-with a note, where those do not import.
+``save OUT.pkl [--only NAME ...]`` pickles a dict {fit name: state}, where the state holds every
+public fitted attribute of the estimator (the names in ``vars(estimator)``, or served by
+properties of its class, that end with "_" and do not start with "_") and "predict(X_test)",
+plus "predict_proba(X_test)" and "decision_function(X_test)" where the estimator has them; a fit
+that raises records {"error": repr(exc)}. Values are stored as plain data (NumPy arrays and
+Python builtins), so a recording can be loaded whatever the library's classes become. The fits
+run on one thread (BLAS, OpenMP and PyTorch), so that two runs on one machine give the same
+floating-point results (another machine or BLAS build may differ in the last bits: give compare
+a larger ``--tol`` there); all of them take about 40 s. The fits that need PyTorch or Dask are
+skipped, with a note, where those do not import.
 
 ``compare A.pkl B.pkl`` reports, for every fit and attribute, the keys present on one side
 only, type, shape and dtype mismatches and, for floating-point values, a maximum absolute
