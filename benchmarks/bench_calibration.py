@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from harness.report import cpu_description, markdown_table, replace_markdown_section
 from sklearn.datasets import load_breast_cancer, make_moons
 from sklearn.metrics import accuracy_score, log_loss
 from sklearn.model_selection import train_test_split
@@ -40,7 +41,6 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from robustkernel import SubquantileKernelClassifier
-from robustkernel._report import cpu_description, markdown_table, replace_markdown_section
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADING = "## Calibration of predict_proba under flipped labels"

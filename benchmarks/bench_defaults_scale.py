@@ -46,8 +46,9 @@ import time
 
 import numpy as np
 import pandas as pd
-from bench_fit_time import timed, write_section  # the timing helpers of bench_fit_time.py
-from bench_robust import EncodedLabels, TunedCleanLearning, flagged_rows
+from harness.peers import EncodedLabels, TunedCleanLearning, flagged_rows
+from harness.report import markdown_table
+from harness.timing import timed, write_section
 from sklearn.datasets import make_classification
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.model_selection import GridSearchCV
@@ -55,7 +56,6 @@ from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
-from robustkernel._report import markdown_table
 from robustkernel.subquantile._hyperparameters import ALPHAS, GAMMA_FACTORS
 
 SECTION = "## Defaults at any size (bench_defaults_scale.py)"

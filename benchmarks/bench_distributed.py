@@ -32,9 +32,9 @@ import dask.array as da
 import distributed
 import numpy as np
 import pandas as pd
+from harness.report import cpu_description, markdown_table, replace_markdown_section
 
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
-from robustkernel._report import cpu_description, markdown_table, replace_markdown_section
 from robustkernel.commands._parquet_fit import ParquetTable
 from robustkernel.subquantile import _distributed
 

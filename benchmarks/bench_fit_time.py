@@ -24,28 +24,21 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
-import shlex
-import statistics
 import sys
 import time
-import warnings
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import sklearn
-from bench_robust import CV_FOLDS, Context, svc_cv  # the SVC grid search of bench_robust.py
+from harness.peers import CV_FOLDS, Context, svc_cv  # the SVC grid search of bench_robust.py
+from harness.timing import timed, write_section
 from sklearn.datasets import load_digits
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
-import robustkernel
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
-from robustkernel._report import cpu_description, markdown_table, replace_markdown_section
 from robustkernel.subquantile._hyperparameters import ALPHAS, gamma_grid
 
 SECTION = "## Fit time of the automatic configuration (bench_fit_time.py)"
@@ -78,17 +71,6 @@ def digits_data(seed: int = 0):
     return X[~test], y_train, X[test], y[test]
 
 
-def timed(make: Callable[[], object], X, y, repeats: int) -> tuple[float, float, object]:
-    """Median wall and CPU seconds of ``repeats`` fits, and the last fitted model."""
-    walls, cpus = [], []
-    for _ in range(repeats):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            cpu, start = time.process_time(), time.perf_counter()
-            model = make().fit(X, y)
-            walls.append(time.perf_counter() - start)
-            cpus.append(time.process_time() - cpu)
-    return statistics.median(walls), statistics.median(cpus), model
 
 
 def rows_for(
@@ -186,39 +168,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def write_section(
-    section: str,
-    script: str,
-    argv: list[str],
-    load_before: tuple[float, float, float],
-    start: float,
-    description: str,
-    frame: pd.DataFrame,
-    no_write: bool,
-) -> None:
-    """Print a timing section (the command, the machine, the load average before and now, the
-    wall time since ``start``, the description, the table) and, unless ``no_write``, put it
-    into BENCHMARKS.md."""
-    load_after = os.getloadavg()
-    command = f"python benchmarks/{script} " + shlex.join(argv)
-    body = (
-        f"{section}\n\n"
-        f"Command: `{command.strip()}`  \n"
-        f"Machine: {platform.machine()}, {cpu_description()}, Python "
-        f"{platform.python_version()}, numpy {np.__version__}, scikit-learn "
-        f"{sklearn.__version__}, robustkernel {robustkernel.__version__}; one BLAS thread.  \n"
-        f"Load average (1, 5, 15 min) before: {', '.join(f'{v:.2f}' for v in load_before)}; "
-        f"after: {', '.join(f'{v:.2f}' for v in load_after)}. Wall time "
-        f"{time.perf_counter() - start:.0f} s.\n\n"
-        + " ".join(description.split())
-        + "\n\n"
-        + markdown_table(frame)
-    )
-    print(body)
-    if not no_write:
-        replace_markdown_section(
-            Path(__file__).resolve().parents[1] / "BENCHMARKS.md", section, body
-        )
 
 
 if __name__ == "__main__":

@@ -29,12 +29,13 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-import bench_robust as br
 import numpy as np
 import pandas as pd
+from harness.attacks import make_split
+from harness.data import CLASSIFICATION, load_data
+from harness.race import add_split_arguments, parsed_splits
+from harness.report import markdown_table, replace_markdown_section
 from joblib import Parallel, delayed
-
-from robustkernel._report import markdown_table, replace_markdown_section
 
 SECTION = "## Label noise: rounds of flags (bench_flag_rounds.py)"
 FITS = ("1 round", "2 rounds", "3 rounds", "defaults")
@@ -54,8 +55,8 @@ def one_split(data: str, attack: str, eps: float, seed: int, data_home: str | No
     from robustkernel.trimming import label_flags
 
     cpu = time.process_time()
-    X, y = br.load_data(br.CLASSIFICATION, data, data_home, None)
-    split = br.make_split(X, y, br.CLASSIFICATION, attack, eps, seed)
+    X, y = load_data(CLASSIFICATION, data, data_home, None)
+    split = make_split(X, y, CLASSIFICATION, attack, eps, seed)
     row = {"data": data, "attack": attack, "eps": eps, "seed": seed,
            "classes": int(np.unique(y).size)}
     rounds, rule = label_flags.ROUNDS, label_flags.rounds_end
@@ -77,11 +78,11 @@ def one_split(data: str, attack: str, eps: float, seed: int, data_home: str | No
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    br.add_split_arguments(parser, eps="0,0.1,0.2,0.3")
+    add_split_arguments(parser, eps="0,0.1,0.2,0.3")
     parser.add_argument("--splits-csv", default="results/bench_flag_rounds_splits.csv")
     parser.add_argument("--output", default=str(Path(__file__).parents[1] / "BENCHMARKS.md"))
     args = parser.parse_args(argv)
-    keys = br.parsed_splits(args)
+    keys = parsed_splits(args)
     seeds = sorted({key[3] for key in keys})
     start, load = time.perf_counter(), os.getloadavg()
     rows = Parallel(n_jobs=args.n_jobs)(delayed(one_split)(*key, args.data_home) for key in keys)

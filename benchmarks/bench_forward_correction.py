@@ -36,10 +36,13 @@ import os
 import time
 from collections.abc import Sequence
 
-import bench_robust as br
 import numpy as np
 import pandas as pd
-from bench_loss_choice import fit_with_stage
+from harness.attacks import make_split
+from harness.data import CLASSIFICATION, load_data
+from harness.diagnostics import fit_with_stage
+from harness.race import add_split_arguments, parsed_splits
+from harness.report import markdown_table
 from joblib import Parallel, delayed
 from scipy.optimize import minimize
 from scipy.special import softmax
@@ -93,8 +96,8 @@ def transition_shape(P: np.ndarray, labels: np.ndarray) -> dict:
 def one_split(data: str, attack: str, eps: float, seed: int, data_home: str | None) -> dict:
     """Test accuracy of the defaults and of the four variants on one split (None where the
     fit merged duplicate rows or found no evidence about the labels)."""
-    X, y = br.load_data(br.CLASSIFICATION, data, data_home, None)
-    split = br.make_split(X, y, br.CLASSIFICATION, attack, eps, seed)
+    X, y = load_data(CLASSIFICATION, data, data_home, None)
+    split = make_split(X, y, CLASSIFICATION, attack, eps, seed)
     model, stage, labels, _ = fit_with_stage(split.X_train, split.y_train)
     row = {"data": data, "attack": attack, "eps": eps, "seed": seed,
            "defaults": float(model.score(split.X_test, split.y_test)),
@@ -126,11 +129,11 @@ def one_split(data: str, attack: str, eps: float, seed: int, data_home: str | No
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    br.add_split_arguments(parser, eps="0.2,0.3")
+    add_split_arguments(parser, eps="0.2,0.3")
     parser.add_argument("--splits-csv", default="results/bench_forward_correction_splits.csv",
                         help="where the per-split accuracies and transition shapes go")
     args = parser.parse_args(argv)
-    keys = br.parsed_splits(args)
+    keys = parsed_splits(args)
     seeds, fractions = sorted({key[3] for key in keys}), sorted({key[2] for key in keys})
     start, load = time.perf_counter(), os.getloadavg()
     rows = Parallel(n_jobs=args.n_jobs)(delayed(one_split)(*key, args.data_home) for key in keys)
@@ -142,13 +145,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"Seeds {seeds}, eps {fractions}: {len(keys)} splits, {len(cells)} cells with every "
           f"seed; wall {time.perf_counter() - start:.0f} s; load average before {load[0]:.2f}, "
           f"after {os.getloadavg()[0]:.2f}.\n")
-    print(br.markdown_table(cells.round(3)))
+    print(markdown_table(cells.round(3)))
     gain = cells["forward, every row"] - cells["kept rows"]
     summary = pd.DataFrame({
         "variant": ["defaults", *VARIANTS],
         "mean accuracy": [round(float(cells[c].mean()), 4) for c in ["defaults", *VARIANTS]],
     })
-    print("\n" + br.markdown_table(summary))
+    print("\n" + markdown_table(summary))
     print(f"\nforward, every row - kept rows: mean {gain.mean():+.4f}; better by more than 0.005 "
           f"in {(gain > 0.005).sum()} cells, worse in {(gain < -0.005).sum()}; by attack: "
           + ", ".join(f"{a} {g:+.3f}" for a, g in gain.groupby(cells["attack"]).mean().items()))
@@ -171,7 +174,7 @@ def print_rule(runs: pd.DataFrame) -> None:
     print(f"\nThe rule fired on {len(fired)} of {len(runs)} splits; defaults - kept rows there: "
           f"mean {fired['gain'].mean():+.4f}, better by more than 0.005 in "
           f"{(fired['gain'] > 0.005).sum()}, worse in {(fired['gain'] < -0.005).sum()}.\n")
-    print(br.markdown_table(table.round(3)))
+    print(markdown_table(table.round(3)))
 
 
 if __name__ == "__main__":

@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from bench_subquantile import EPSILON, PARAMS, make_data
+from harness.data import EPSILON, PARAMS, make_data
+from harness.report import cpu_description, markdown_table, replace_markdown_section
 
 from robustkernel import SubquantileKernelRegressor
-from robustkernel._report import cpu_description, markdown_table, replace_markdown_section
 
 SOLVERS = {"alternating": {"solver": "alternating"}, "gd": {"solver": "gd", "max_iter": 200}}
 CUDA_SIZES = [2000, 5000, 10000, 20000]

@@ -22,28 +22,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from harness.attacks import make_split
+from harness.data import CLASSIFICATION
+from harness.peers import Context, TunedCleanLearning, flagged_rows, svc_cv
+from harness.report import markdown_table, replace_markdown_section
 from sklearn.datasets import load_digits
 from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_robust import (
-    CLASSIFICATION,
-    Context,
-    TunedCleanLearning,
-    flagged_rows,
-    make_split,
-    svc_cv,
-)
-
 from robustkernel import SubquantileKernelClassifier
-from robustkernel._report import markdown_table, replace_markdown_section
 
 OUT = Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
 SECTION = "## Label noise on the full digits (bench_label_noise.py)"

@@ -37,13 +37,16 @@ import hashlib
 import os
 import pickle
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import bench_robust as br
 import numpy as np
 import pandas as pd
+from harness.attacks import make_split
+from harness.data import CLASSIFICATION, load_data
+from harness.diagnostics import fit_with_stage
+from harness.race import classification_splits, fingerprints
+from harness.report import markdown_table
 from joblib import Parallel, delayed
 
 from robustkernel.trimming.label_flags import clearly_fewer_errors
@@ -53,38 +56,14 @@ PEERS = ("svc_cv", "cleanlab", "cleanlab_tuned", "logreg")
 WITHIN = 0.02
 
 
-def fit_with_stage(X: np.ndarray, y: np.ndarray, **params) -> tuple:
-    """``SubquantileKernelClassifier(**params).fit(X, y)`` and what its label-noise stage
-    saw: the stage (out-of-fold outputs ``fold_outputs``, ``kept`` rows), the class indices
-    of y and the loss object."""
-    from robustkernel import SubquantileKernelClassifier
-    from robustkernel._kernel_model.losses import class_indices
-    from robustkernel.subquantile import _in_memory
-
-    original = _in_memory.InMemoryFit._fit_label_noise
-    seen = {}
-
-    def wrapped(self, candidates, warn=True):
-        stage = original(self, candidates, warn)
-        seen.update(stage=stage, labels=class_indices(self.Y), loss=self.target.loss)
-        return stage
-
-    _in_memory.InMemoryFit._fit_label_noise = wrapped
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model = SubquantileKernelClassifier(**params).fit(X, y)
-    finally:
-        _in_memory.InMemoryFit._fit_label_noise = original
-    return model, seen["stage"], seen["labels"], seen["loss"]
 
 
 def record(data: str, attack: str, eps: float, seed: int, data_home: str | None) -> dict:
     """Both losses' fits on one split: per loss the kept rows, the out-of-fold predicted
     classes (None where the fit found no evidence about the labels), the test accuracy and
     the test probabilities."""
-    X, y = br.load_data(br.CLASSIFICATION, data, data_home, None)
-    split = br.make_split(X, y, br.CLASSIFICATION, attack, eps, seed)
+    X, y = load_data(CLASSIFICATION, data, data_home, None)
+    split = make_split(X, y, CLASSIFICATION, attack, eps, seed)
     out = {"corrupted": split.corrupted, "n_classes": int(np.unique(y).size)}
     for loss in ("log", "hinge"):
         model, stage, labels, loss_object = fit_with_stage(split.X_train, split.y_train, loss=loss)
@@ -227,8 +206,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
-    keys = br.classification_splits(seeds, [0.0, 0.1, 0.2, 0.3], args.data_home)
-    fingerprint = hashlib.sha256(br.fingerprints(None)[True].encode()).hexdigest()[:16]
+    keys = classification_splits(seeds, [0.0, 0.1, 0.2, 0.3], args.data_home)
+    fingerprint = hashlib.sha256(fingerprints(None)[True].encode()).hexdigest()[:16]
     start, cpu = time.perf_counter(), time.process_time()
     load = os.getloadavg()
     results = Parallel(n_jobs=args.n_jobs)(
@@ -239,7 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"Seeds {seeds}; {len(keys)} splits x 2 losses; wall {time.perf_counter() - start:.0f} s "
           f"(this process's CPU {time.process_time() - cpu:.0f} s); load average before "
           f"{load[0]:.2f}, after {os.getloadavg()[0]:.2f}.\n")
-    print(br.markdown_table(table))
+    print(markdown_table(table))
     return 0
 
 

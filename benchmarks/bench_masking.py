@@ -109,6 +109,7 @@ import numpy as np
 import pandas as pd
 import scipy
 import sklearn
+from harness.report import cpu_description, markdown_table, replace_markdown_section
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import GridSearchCV, KFold
@@ -117,7 +118,6 @@ from tqdm.auto import tqdm
 import robustkernel
 from robustkernel import SubquantileKernelRegressor, SubquantileRegressor
 from robustkernel._atomic import atomic_write
-from robustkernel._report import cpu_description, markdown_table, replace_markdown_section
 from robustkernel.corruption import n_corrupted
 from robustkernel.reproduce._runs import cache_path, library_fingerprint, run_cached
 

@@ -46,12 +46,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from harness.report import replace_markdown_section
 from scipy.linalg import cho_factor, cho_solve
 from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from robustkernel._report import replace_markdown_section
 from robustkernel.corruption import corrupt
 from robustkernel.datasets import make_kl_regression, make_kl_train_test, subspace_distance
 from robustkernel.metric_kernel_ridge import (

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from harness.report import cpu_description, markdown_table, replace_markdown_section
 from sklearn.base import clone
 from sklearn.datasets import make_friedman1
 from sklearn.ensemble import HistGradientBoostingRegressor
@@ -48,7 +49,6 @@ from robustkernel import (
     SubquantileMLPRegressor,
     SubquantileRegressor,
 )
-from robustkernel._report import cpu_description, markdown_table, replace_markdown_section
 from robustkernel.corruption import corrupt
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -99,6 +99,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import sklearn
+from harness.report import cpu_description, markdown_table, replace_markdown_section
 from sklearn.linear_model import (
     HuberRegressor,
     LinearRegression,
@@ -109,7 +110,6 @@ from sklearn.model_selection import KFold, LeaveOneOut
 
 import robustkernel
 from robustkernel import SubquantileKernelRegressor, SubquantileRegressor
-from robustkernel._report import cpu_description, markdown_table, replace_markdown_section
 
 SECTION = "## Classic outlier data sets (bench_outliers.py)"
 HERE = Path(__file__).resolve().parent

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from harness.report import markdown_table, replace_markdown_section
 from sklearn.base import BaseEstimator
 from sklearn.datasets import load_breast_cancer
 from sklearn.gaussian_process import GaussianProcessRegressor
@@ -57,7 +58,6 @@ from robustkernel import (
     SubquantileKernelClassifier,
     SubquantileKernelRegressor,
 )
-from robustkernel._report import markdown_table, replace_markdown_section
 from robustkernel.corruption import contaminated_split
 from robustkernel.datasets import (
     KLSimulation,

@@ -31,7 +31,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from bench_subquantile import EPSILON, PARAMS, make_data
+from harness.data import EPSILON, PARAMS, make_data
+from harness.report import markdown_table, replace_markdown_section
 from sklearn.kernel_approximation import Nystroem
 from sklearn.linear_model import Ridge
 from sklearn.metrics import root_mean_squared_error
@@ -39,7 +40,6 @@ from sklearn.pipeline import make_pipeline
 from threadpoolctl import threadpool_limits
 
 from robustkernel import SubquantileKernelRegressor
-from robustkernel._report import markdown_table, replace_markdown_section
 
 SECTION = "## Scale: approximate kernels"
 

@@ -21,11 +21,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from harness.data import EPSILON, PARAMS, make_data
+from harness.report import cpu_description, markdown_table, replace_markdown_section
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics import root_mean_squared_error
 
 from robustkernel import SubquantileKernelRegressor
-from robustkernel._report import cpu_description, markdown_table, replace_markdown_section
 
 SOLVERS = {
     "alternating": {"solver": "alternating"},
@@ -33,23 +34,9 @@ SOLVERS = {
     "momentum": {"solver": "momentum", "max_iter": 500},
     "nesterov": {"solver": "nesterov", "max_iter": 500},
 }
-PARAMS = {"alpha": 1.0, "kernel": "rbf", "gamma": 0.2}
-EPSILON = 0.2
 SECTION = "## Subquantile solvers"
 
 
-def make_data(n_train: int, seed: int = 0):
-    """Five features, a smooth target, 20% of the training labels replaced."""
-    rng = np.random.default_rng(seed)
-    n = n_train + 1000
-    X = rng.uniform(-2, 2, size=(n, 5))
-    y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 / 2 - X[:, 2] + 0.5 * X[:, 3] * X[:, 4]
-    y = y + 0.1 * rng.normal(size=n)
-    X_train, y_train, X_test, y_test = X[:n_train], y[:n_train].copy(), X[n_train:], y[n_train:]
-    bad = rng.choice(n_train, size=int(EPSILON * n_train), replace=False)
-    y_train[bad] = rng.normal(5.0, np.sqrt(5.0), size=bad.size)
-    clean = np.setdiff1d(np.arange(n_train), bad)
-    return X_train, y_train, X_test, y_test, clean
 
 
 def median_fit(make, X, y, repeats: int):

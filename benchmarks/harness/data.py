@@ -1,0 +1,203 @@
+"""The data sets of the robustness race: each a function data_home -> (X, y), y float (regression)
+or class labels; :func:`load_data` standardizes nothing and caps the rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache, partial
+
+import numpy as np
+from sklearn.datasets import load_diabetes, load_digits, make_moons
+
+from robustkernel.datasets import load_dataset
+
+REGRESSION, CLASSIFICATION = "regression", "classification"
+
+
+# ----------------------------------------------------------------------------------------------
+# Data sets: each a function data_home -> (X, y), y float (regression) or class labels.
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One data set of the benchmark.
+
+    Attributes
+    ----------
+    load : callable
+        ``load(data_home) -> (X, y)``.
+    description : str
+        One line for the report.
+    """
+
+    load: Callable[[str | None], tuple[np.ndarray, np.ndarray]]
+    description: str
+
+
+def _paper_dataset(name: str, data_home: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """A data set of the papers through :func:`robustkernel.datasets.load_dataset`.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`robustkernel.datasets.DATASETS`.
+    data_home : str or None
+        Folder of the CSV files.
+
+    Returns
+    -------
+    X, y : ndarray
+        Features and target.
+    """
+    X, y = load_dataset(name, data_home=data_home)
+    return np.asarray(X, dtype=float), np.asarray(y)
+
+
+def _diabetes(_: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's diabetes data (442 x 10).
+
+    Returns
+    -------
+    X, y : ndarray
+        Features and target.
+    """
+    return load_diabetes(return_X_y=True)
+
+
+def _generated_regression(_: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """A smooth function of five uniform features: 1000 rows, fixed seed 0.
+
+    y = sin(2 x1) + x2 x3 + 0.5 x4^2 + N(0, 0.1^2), x ~ U(-2, 2)^5 (x5 is irrelevant).
+
+    Returns
+    -------
+    X, y : ndarray
+        Features and target.
+    """
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2.0, 2.0, size=(1000, 5))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.5 * X[:, 3] ** 2 + 0.1 * rng.normal(size=1000)
+    return X, y
+
+
+def _digits(_: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's digits: a fixed random sample of 600 of its 1797 rows (seed 0), 10 classes.
+
+    Returns
+    -------
+    X, y : ndarray
+        Features (64 pixels) and labels.
+    """
+    X, y = load_digits(return_X_y=True)
+    rows = np.sort(np.random.default_rng(0).permutation(X.shape[0])[:600])
+    return X[rows].astype(float), y[rows]
+
+
+def _satimage(data_home: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """Landsat satellite image (satimage): a fixed random sample of 1000 of its 6435 rows
+    (seed 0), 36 features, 6 classes.
+
+    Parameters
+    ----------
+    data_home : str or None
+        Folder of the CSV files.
+
+    Returns
+    -------
+    X, y : ndarray
+        Features and labels.
+    """
+    X, y = _paper_dataset("satimage", data_home)
+    rows = np.sort(np.random.default_rng(0).permutation(X.shape[0])[:1000])
+    return X[rows], y[rows]
+
+
+def _moons(_: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """Two interleaved half moons (noise 0.25) plus three N(0, 1) noise features: 600 x 5.
+
+    Returns
+    -------
+    X, y : ndarray
+        Features and labels {0, 1}.
+    """
+    X, y = make_moons(600, noise=0.25, random_state=0)
+    noise = np.random.default_rng(0).normal(size=(600, 3))
+    return np.hstack([X, noise]), y
+
+
+REGRESSION_DATA: dict[str, Dataset] = {
+    "boston": Dataset(partial(_paper_dataset, "boston"), "Boston housing, 506 x 13"),
+    "concrete": Dataset(partial(_paper_dataset, "concrete"), "Concrete strength, 1030 x 8"),
+    "wine_quality_red": Dataset(
+        partial(_paper_dataset, "wine_quality_red"), "Wine quality (red), 1599 x 11"
+    ),
+    "diabetes": Dataset(_diabetes, "scikit-learn diabetes, 442 x 10"),
+    "generated": Dataset(
+        _generated_regression,
+        "sin(2 x1) + x2 x3 + 0.5 x4^2 + noise of sd 0.1, x ~ U(-2, 2)^5, 1000 x 5",
+    ),
+}
+CLASSIFICATION_DATA: dict[str, Dataset] = {
+    "breast_cancer": Dataset(
+        partial(_paper_dataset, "breast_cancer"), "Breast cancer, 569 x 30, 2 classes"
+    ),
+    "digits": Dataset(_digits, "scikit-learn digits, seeded sample 600 x 64, 10 classes"),
+    "glass": Dataset(
+        partial(_paper_dataset, "glass"), "Glass identification, 214 x 9, 6 classes (9-76 rows)"
+    ),
+    "heart": Dataset(partial(_paper_dataset, "heart"), "Heart disease, 303 x 13, 2 classes"),
+    "moons": Dataset(_moons, "two moons (noise 0.25) + 3 noise features, 600 x 5, 2 classes"),
+    "satimage": Dataset(_satimage, "Landsat satimage, seeded sample 1000 x 36, 6 classes"),
+}
+DATA = {REGRESSION: REGRESSION_DATA, CLASSIFICATION: CLASSIFICATION_DATA}
+
+
+@lru_cache(maxsize=8)
+def load_data(
+    task: str, name: str, data_home: str | None, max_rows: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(X, y) of a data set, cut to a fixed random subset of ``max_rows`` rows (seed 0) if given.
+
+    Parameters
+    ----------
+    task : {"regression", "classification"}
+        Which registry holds ``name``.
+    name : str
+        A key of :data:`REGRESSION_DATA` or :data:`CLASSIFICATION_DATA`.
+    data_home : str or None
+        Folder of the papers' CSV files.
+    max_rows : int or None
+        Row cap (None: all rows).
+
+    Returns
+    -------
+    X, y : ndarray
+        Features and target.
+    """
+    X, y = DATA[task][name].load(data_home)
+    if max_rows is not None and max_rows < X.shape[0]:
+        rows = np.sort(np.random.default_rng(0).permutation(X.shape[0])[:max_rows])
+        X, y = X[rows], y[rows]
+    return X, y
+
+
+# The Subquantile solvers' generated problem (bench_subquantile.py, bench_gpu.py, bench_scale.py).
+
+PARAMS = {"alpha": 1.0, "kernel": "rbf", "gamma": 0.2}
+EPSILON = 0.2
+
+
+def make_data(n_train: int, seed: int = 0):
+    """Five features, a smooth target, 20% of the training labels replaced."""
+    rng = np.random.default_rng(seed)
+    n = n_train + 1000
+    X = rng.uniform(-2, 2, size=(n, 5))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 / 2 - X[:, 2] + 0.5 * X[:, 3] * X[:, 4]
+    y = y + 0.1 * rng.normal(size=n)
+    X_train, y_train, X_test, y_test = X[:n_train], y[:n_train].copy(), X[n_train:], y[n_train:]
+    bad = rng.choice(n_train, size=int(EPSILON * n_train), replace=False)
+    y_train[bad] = rng.normal(5.0, np.sqrt(5.0), size=bad.size)
+    clean = np.setdiff1d(np.arange(n_train), bad)
+    return X_train, y_train, X_test, y_test, clean

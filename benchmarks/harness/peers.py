@@ -1,0 +1,488 @@
+"""The methods of the robustness race as their users run them: each a factory (Context) -> unfitted
+estimator; the oracles, the cleanlab and statsmodels peers, and the rows a fitted method flags.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.kernel_approximation import Nystroem
+from sklearn.kernel_ridge import KernelRidge
+from sklearn.linear_model import HuberRegressor, LogisticRegression, RANSACRegressor, Ridge
+from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import LabelEncoder
+from sklearn.svm import SVC
+
+from robustkernel import (
+    SubquantileClassifier,
+    SubquantileKernelClassifier,
+    SubquantileKernelRegressor,
+)
+from robustkernel.baselines import BASELINES
+
+from .data import CLASSIFICATION, REGRESSION
+
+ORACLE = "oracle"
+CV_FOLDS = 5
+KRR_ALPHAS = tuple(float(a) for a in np.logspace(-3, 1, 5))
+SVC_CS = (0.1, 1.0, 10.0, 100.0)
+GAMMA_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)  # x 1 / n_features
+MAX_LANDMARKS = 300
+HUBER_RIDGE_ALPHA = 1.0  # Huber / RANSAC penalty on the Nystroem weights (= the SubQ default)
+RANSAC_MIN_SAMPLES = 0.5
+
+
+# ----------------------------------------------------------------------------------------------
+# Methods: each a factory (eps, n_samples, n_features, seed) -> unfitted estimator.
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a method's factory may use: the cell's eps and the shape of the training rows.
+
+    Attributes
+    ----------
+    eps : float
+        True corrupted fraction of the cell.
+    n_samples, n_features : int
+        Shape of the training rows.
+    seed : int
+        The run's seed.
+    """
+
+    eps: float
+    n_samples: int
+    n_features: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class Method:
+    """A method of the benchmark.
+
+    Attributes
+    ----------
+    make : callable
+        ``make(context) -> estimator`` with ``fit(X, y)`` and ``predict(X)``.
+    description : str
+        One line for the report.
+    library : bool
+        Whether it runs robustkernel's estimators (its cache entries then depend on the package
+        sources).
+    unavailable : callable
+        ``unavailable() -> str | None``: why the method cannot run here (None: it can).
+    """
+
+    make: Callable[[Context], Any]
+    description: str
+    library: bool = False
+    unavailable: Callable[[], str | None] = lambda: None
+
+
+class StatsmodelsRLM(RegressorMixin, BaseEstimator):
+    """Linear robust regression: statsmodels' RLM with Huber's T norm and an intercept."""
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> StatsmodelsRLM:
+        """Fit RLM(y, [1, X], HuberT()).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            Features.
+        y : ndarray of shape (n_samples,)
+            Target.
+
+        Returns
+        -------
+        self : StatsmodelsRLM
+            Fitted, with ``params_`` (intercept first).
+        """
+        import statsmodels.api as sm
+
+        design = sm.add_constant(np.asarray(X, float), has_constant="add")
+        model = sm.RLM(np.asarray(y, float), design, M=sm.robust.norms.HuberT())
+        self.params_ = np.asarray(model.fit().params)
+        return self
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Linear predictions.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            Features.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            Predictions.
+        """
+        return self.params_[0] + np.asarray(X, float) @ self.params_[1:]
+
+
+def _missing_module(module: str) -> str | None:
+    """None if ``module`` imports, else the reason.
+
+    Parameters
+    ----------
+    module : str
+        Module name.
+
+    Returns
+    -------
+    reason : str or None
+        The import error, or None.
+    """
+    try:
+        __import__(module)
+    except Exception as error:  # any failure to import means "not available here"
+        return f"{module} not importable ({type(error).__name__}: {str(error).splitlines()[0]})"
+    return None
+
+
+def _gammas(n_features: int) -> list[float]:
+    """The RBF gamma grid of the CV searches: GAMMA_FACTORS / n_features.
+
+    Parameters
+    ----------
+    n_features : int
+        Number of features.
+
+    Returns
+    -------
+    gammas : list of float
+        The grid.
+    """
+    return [factor / n_features for factor in GAMMA_FACTORS]
+
+
+def krr_cv(context: Context) -> GridSearchCV:
+    """KernelRidge(rbf) tuned by 5-fold CV (R^2) over alpha x gamma.
+
+    Parameters
+    ----------
+    context : Context
+        The run.
+
+    Returns
+    -------
+    search : GridSearchCV
+        Unfitted.
+    """
+    grid = {"alpha": list(KRR_ALPHAS), "gamma": _gammas(context.n_features)}
+    folds = KFold(CV_FOLDS, shuffle=True, random_state=context.seed)
+    return GridSearchCV(KernelRidge(kernel="rbf"), grid, cv=folds)
+
+
+def svc_cv(context: Context) -> GridSearchCV:
+    """SVC(rbf) tuned by stratified 5-fold CV (accuracy) over C x gamma.
+
+    Parameters
+    ----------
+    context : Context
+        The run.
+
+    Returns
+    -------
+    search : GridSearchCV
+        Unfitted.
+    """
+    grid = {"C": list(SVC_CS), "gamma": _gammas(context.n_features)}
+    folds = StratifiedKFold(CV_FOLDS, shuffle=True, random_state=context.seed)
+    return GridSearchCV(SVC(kernel="rbf"), grid, cv=folds)
+
+
+def _nystroem(context: Context) -> Nystroem:
+    """RBF Nystroem features, gamma = 1 / n_features, min(300, n) landmarks.
+
+    Parameters
+    ----------
+    context : Context
+        The run.
+
+    Returns
+    -------
+    features : Nystroem
+        Unfitted.
+    """
+    return Nystroem(
+        gamma=1.0 / context.n_features,
+        n_components=min(MAX_LANDMARKS, context.n_samples),
+        random_state=context.seed,
+    )
+
+
+def huber_nystroem(context: Context) -> Pipeline:
+    """HuberRegressor (epsilon 1.35, alpha 1) on RBF Nystroem features.
+
+    Parameters
+    ----------
+    context : Context
+        The run.
+
+    Returns
+    -------
+    pipeline : Pipeline
+        Unfitted.
+    """
+    huber = HuberRegressor(alpha=HUBER_RIDGE_ALPHA, max_iter=1000)
+    return Pipeline([("features", _nystroem(context)), ("huber", huber)])
+
+
+def ransac_nystroem(context: Context) -> Pipeline:
+    """RANSACRegressor(Ridge(alpha 1), half the rows per sample) on RBF Nystroem features.
+
+    Parameters
+    ----------
+    context : Context
+        The run.
+
+    Returns
+    -------
+    pipeline : Pipeline
+        Unfitted.
+    """
+    ransac = RANSACRegressor(
+        Ridge(alpha=HUBER_RIDGE_ALPHA),
+        min_samples=RANSAC_MIN_SAMPLES,
+        random_state=context.seed,
+    )
+    return Pipeline([("features", _nystroem(context)), ("ransac", ransac)])
+
+
+def cleanlab_svc(context: Context, svc: SVC | None = None) -> Any:
+    """cleanlab's CleanLearning around SVC(rbf, probability=True), defaults otherwise.
+
+    Its label-issue search runs in this process (``n_jobs=1``): its own multiprocessing pool
+    fails inside joblib's worker processes (NameError in cleanlab 2.9's filter), and every run
+    of the benchmark gets one core.
+
+    Parameters
+    ----------
+    context : Context
+        The run.
+    svc : SVC or None
+        The classifier to wrap (with probability=True); SVC's defaults where None.
+
+    Returns
+    -------
+    learner : EncodedLabels
+        cleanlab.classification.CleanLearning on labels encoded 0, ..., K - 1; unfitted.
+    """
+    from cleanlab.classification import CleanLearning
+
+    if svc is None:
+        svc = SVC(kernel="rbf", probability=True, random_state=context.seed)
+    return EncodedLabels(
+        CleanLearning(
+            svc, seed=context.seed, verbose=False, find_label_issues_kwargs={"n_jobs": 1}
+        )
+    )
+
+
+class EncodedLabels(ClassifierMixin, BaseEstimator):
+    """A classifier fitted on the labels encoded as 0, ..., K - 1 (LabelEncoder), predicting
+    the original labels: cleanlab requires such labels (glass and satimage have 1-7 with gaps),
+    and its users encode them so.
+
+    Parameters
+    ----------
+    estimator : classifier
+        Fitted on the encoded labels.
+    """
+
+    def __init__(self, estimator: Any) -> None:
+        self.estimator = estimator
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> EncodedLabels:
+        """Encode y, fit the estimator on the codes."""
+        self.encoder_ = LabelEncoder().fit(y)
+        self.classes_ = self.encoder_.classes_
+        self.estimator_ = self.estimator.fit(X, self.encoder_.transform(y))
+        return self
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """The estimator's predictions, decoded."""
+        return self.encoder_.inverse_transform(np.asarray(self.estimator_.predict(X), dtype=int))
+
+
+class TunedCleanLearning(ClassifierMixin, BaseEstimator):
+    """cleanlab's CleanLearning around the SVC that :func:`svc_cv` tunes on the given (noisy)
+    rows: the grid search first, then CleanLearning(SVC(best C and gamma, probability=True)).
+
+    Parameters
+    ----------
+    seed : int
+        The run's seed (folds, SVC's probability calibration, cleanlab).
+    """
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> TunedCleanLearning:
+        """Tune SVC by the grid search, then fit CleanLearning around the tuned SVC."""
+        context = Context(0.0, X.shape[0], X.shape[1], self.seed)  # eps: neither uses it
+        search = svc_cv(context).fit(X, y)
+        svc = SVC(kernel="rbf", probability=True, random_state=self.seed, **search.best_params_)
+        self.learner_ = cleanlab_svc(context, svc).fit(X, y)
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """The labels predicted by the fitted CleanLearning."""
+        return self.learner_.predict(X)
+
+
+REGRESSION_METHODS: dict[str, Method] = {
+    "subq_default": Method(
+        lambda c: SubquantileKernelRegressor(),
+        'SubquantileKernelRegressor(): the defaults, kernel, epsilon, alpha, gamma "auto", '
+        'refine="reject" (no knobs)',
+        library=True,
+    ),
+    "subq_rbf": Method(
+        lambda c: SubquantileKernelRegressor(kernel="rbf"),
+        'SubquantileKernelRegressor(kernel="rbf"): the defaults before kernel="auto" (the '
+        "rbf kernel, epsilon, alpha, gamma \"auto\", no high-breakdown start)",
+        library=True,
+    ),
+    "subq_true_eps": Method(
+        lambda c: SubquantileKernelRegressor(epsilon=c.eps),
+        "SubquantileKernelRegressor(epsilon=true eps), other parameters default",
+        library=True,
+    ),
+    "subq_papers": Method(
+        lambda c: SubquantileKernelRegressor(
+            epsilon=c.eps, kernel="rbf", alpha=1.0, gamma=None, refine=None
+        ),
+        "the papers' estimator: SubquantileKernelRegressor(epsilon=true eps, "
+        'kernel="rbf", alpha=1, gamma=None, refine=None)',
+        library=True,
+    ),
+    "subq_biweight": Method(
+        lambda c: SubquantileKernelRegressor(epsilon=c.eps, kernel="rbf", refine="biweight"),
+        'SubquantileKernelRegressor(epsilon=true eps, kernel="rbf", refine="biweight"): '
+        'the rbf kernel given, as kernel="auto" refuses refine="biweight"',
+        library=True,
+    ),
+    "krr_cv": Method(
+        krr_cv,
+        f"KernelRidge(rbf), {CV_FOLDS}-fold GridSearchCV: alpha in logspace(-3, 1, 5) x gamma "
+        f"in {GAMMA_FACTORS} / n_features",
+    ),
+    "huber_nystroem": Method(
+        huber_nystroem,
+        f"HuberRegressor(alpha={HUBER_RIDGE_ALPHA:g}) on Nystroem(rbf, gamma 1 / n_features, "
+        f"min({MAX_LANDMARKS}, n) landmarks)",
+    ),
+    "ransac_nystroem": Method(
+        ransac_nystroem,
+        f"RANSACRegressor(Ridge(alpha={HUBER_RIDGE_ALPHA:g}), min_samples="
+        f"{RANSAC_MIN_SAMPLES}) on the same Nystroem features",
+    ),
+    "term": Method(
+        lambda c: BASELINES["term"](REGRESSION),
+        "robustkernel.baselines TERM (tilted kernel ridge), defaults",
+        library=True,
+    ),
+    "sever": Method(
+        lambda c: BASELINES["sever"](REGRESSION, epsilon=c.eps),
+        "robustkernel.baselines SEVER(epsilon=true eps), defaults",
+        library=True,
+    ),
+    "statsmodels_rlm": Method(
+        lambda c: StatsmodelsRLM(),
+        "statsmodels RLM, linear, HuberT norm, with intercept",
+        unavailable=partial(_missing_module, "statsmodels"),
+    ),
+}
+CLASSIFICATION_METHODS: dict[str, Method] = {
+    "subq_default": Method(
+        lambda c: SubquantileKernelClassifier(),
+        "SubquantileKernelClassifier(): the defaults (no knobs)",
+        library=True,
+    ),
+    "subq_auto": Method(
+        lambda c: SubquantileKernelClassifier(loss="auto"),
+        "SubquantileKernelClassifier(loss=\"auto\"): the log and the hinge loss each run the "
+        "label-noise fit; the log loss kept for two classes, the hinge for more, unless the "
+        "other's out-of-fold error is clearly lower",
+        library=True,
+    ),
+    "subq_hinge": Method(
+        lambda c: SubquantileKernelClassifier(loss="hinge"),
+        "SubquantileKernelClassifier(loss=\"hinge\"): a trimmed SVM per pair of classes, "
+        "other parameters default",
+        library=True,
+    ),
+    "subq_meta_svc": Method(
+        lambda c: SubquantileClassifier(SVC(random_state=c.seed), random_state=c.seed),
+        "SubquantileClassifier(SVC()): the meta-estimator around scikit-learn's SVC, defaults",
+        library=True,
+    ),
+    "subq_true_eps": Method(
+        lambda c: SubquantileKernelClassifier(epsilon=c.eps),
+        "SubquantileKernelClassifier(epsilon=true eps), other parameters default",
+        library=True,
+    ),
+    "subq_papers": Method(
+        lambda c: SubquantileKernelClassifier(epsilon=c.eps, alpha=1.0, gamma=None, refine=None),
+        "the papers' estimator: SubquantileKernelClassifier(epsilon=true eps, alpha=1, "
+        "gamma=None, refine=None)",
+        library=True,
+    ),
+    "svc_cv": Method(
+        svc_cv,
+        f"SVC(rbf), stratified {CV_FOLDS}-fold GridSearchCV: C in {SVC_CS} x gamma in "
+        f"{GAMMA_FACTORS} / n_features",
+    ),
+    "logreg": Method(
+        lambda c: LogisticRegression(max_iter=1000),
+        "LogisticRegression (linear, C = 1)",
+    ),
+    "cleanlab": Method(
+        cleanlab_svc,
+        "cleanlab CleanLearning(SVC(rbf, probability=True)), defaults",
+        unavailable=partial(_missing_module, "cleanlab"),
+    ),
+    "cleanlab_tuned": Method(
+        lambda c: TunedCleanLearning(c.seed),
+        "cleanlab CleanLearning around the SVC that svc_cv tunes on the noisy rows",
+        unavailable=partial(_missing_module, "cleanlab"),
+    ),
+}
+METHODS = {REGRESSION: REGRESSION_METHODS, CLASSIFICATION: CLASSIFICATION_METHODS}
+ORACLES = {REGRESSION: krr_cv, CLASSIFICATION: svc_cv}
+METRIC_NAMES = {REGRESSION: "rmse", CLASSIFICATION: "accuracy"}
+
+
+def flagged_rows(model: Any) -> np.ndarray | None:
+    """The training rows a fitted model reports as suspect, or None for a method that does not.
+
+    SubQ estimators: the rows outside ``inlier_mask_``; cleanlab (wrapped in
+    :class:`EncodedLabels`, alone or inside :class:`TunedCleanLearning`): the rows of its
+    ``label_issues_df`` marked ``is_label_issue``.
+
+    Parameters
+    ----------
+    model : estimator
+        Fitted.
+
+    Returns
+    -------
+    flagged : ndarray of bool or None
+        One entry per training row.
+    """
+    if isinstance(model, TunedCleanLearning):
+        model = model.learner_
+    if isinstance(model, EncodedLabels):
+        issues = getattr(model.estimator_, "label_issues_df", None)
+        return None if issues is None else issues["is_label_issue"].to_numpy(dtype=bool)
+    mask = getattr(model, "inlier_mask_", None)
+    return None if mask is None else ~np.asarray(mask, dtype=bool)
