@@ -330,7 +330,7 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
         exactly (boosting, networks) can swap a few rows at the boundary forever."""
         present = weights > 0
         floors = self._floors(y[present], weights[present] if self._weighted else None)
-        best: list[_MetaFit] = []  # the fit of smallest objective so far
+        best: _MetaFit | None = None  # the fit of smallest objective so far
         stalled = iteration = 0
 
         def refit(state: _MetaFit) -> _MetaFit:
@@ -353,9 +353,9 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
             return _MetaFit(state.selected, fitted, losses, selected, objective)
 
         def stop(state: _MetaFit) -> bool:
-            nonlocal stalled
-            if not best or state.objective < best[0].objective:
-                best[:], stalled = [state], 0
+            nonlocal best, stalled
+            if best is None or state.objective < best.objective:
+                best, stalled = state, 0
                 return False
             stalled += 1
             return stalled == PATIENCE
@@ -372,7 +372,7 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        chosen = run.state if run.ended == "repeat" else best[0]
+        chosen = run.state if run.ended == "repeat" or best is None else best
         return _Trimmed(
             chosen.fitted, chosen.row_weights, chosen.losses, run.n_rounds, run.converged
         )
