@@ -242,6 +242,19 @@ def test_oracle_uses_only_the_clean_rows():
         OracleERM(KernelRidge()).fit(X, y, clean_mask=np.zeros(80, dtype=bool))
 
 
+def test_oracle_classifier_predicts_as_its_fitted_estimator():
+    X, y = make_classification(n_samples=120, n_features=5, random_state=0)
+    clean = np.arange(120) >= 20
+    oracle = OracleERM(SVC(probability=True, random_state=0)).fit(X, y, clean_mask=clean)
+    reference = SVC(probability=True, random_state=0).fit(X[clean], y[clean])
+    for method in ("predict", "decision_function", "predict_proba", "predict_log_proba"):
+        np.testing.assert_allclose(
+            getattr(oracle, method)(X), getattr(reference, method)(X), rtol=1e-10
+        )
+    np.testing.assert_array_equal(oracle.classes_, [0, 1])
+    assert not hasattr(OracleERM(KernelRidge()), "predict_proba")
+
+
 def test_factories():
     assert isinstance(BASELINES["krr"](alpha=2.0), KernelRidge)
     assert isinstance(BASELINES["krr"](fit_intercept=True), SubquantileKernelRegressor)

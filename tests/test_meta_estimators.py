@@ -236,6 +236,25 @@ def test_classifier_with_decision_function_only_and_string_labels():
     assert model.inlier_mask_.sum() >= int(np.ceil(0.9 * 600))
 
 
+def test_predictions_are_the_fitted_estimators():
+    """Each prediction method is the fitted estimator's own, and present only where it has it
+    (before fit: where the given estimator has it)."""
+    X, y, X_test, _ = classification(2)
+    classifier = SubquantileClassifier(LogisticRegression(), epsilon=0.1)
+    assert hasattr(classifier, "predict_log_proba")  # unfitted: the given estimator has it
+    classifier.fit(X, y)
+    inner = classifier.estimator_
+    for method in ("predict", "decision_function", "predict_proba", "predict_log_proba"):
+        np.testing.assert_array_equal(
+            getattr(classifier, method)(X_test), getattr(inner, method)(X_test)
+        )
+    Xr, yr = make_friedman1(n_samples=120, random_state=0)
+    regressor = SubquantileRegressor(Ridge(), epsilon=0.1).fit(Xr, yr)
+    np.testing.assert_array_equal(regressor.predict(Xr), regressor.estimator_.predict(Xr))
+    for method in ("decision_function", "predict_proba", "predict_log_proba"):
+        assert not hasattr(regressor, method)  # Ridge has none of them
+
+
 # -- scikit-learn conventions ---------------------------------------------------------------
 
 

@@ -8,22 +8,13 @@ import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
+from .._delegation import DelegatesToFitted
 from .._version_stamp import VersionStamped
 
 
-def _estimator_has(attr: str):
-    def check(self: OracleERM) -> bool:
-        if hasattr(self, "estimator_"):
-            return hasattr(self.estimator_, attr)
-        return hasattr(self.estimator, attr)
-
-    return check
-
-
-class OracleERM(VersionStamped, MetaEstimatorMixin, BaseEstimator):
+class OracleERM(VersionStamped, DelegatesToFitted, MetaEstimatorMixin, BaseEstimator):
     r"""The ordinary fit of ``estimator`` on the rows known to be clean ("Oracle ERM").
 
     The practical lower bound of the error under contamination: the same base learner as the
@@ -160,56 +151,6 @@ class OracleERM(VersionStamped, MetaEstimatorMixin, BaseEstimator):
     def feature_names_in_(self) -> np.ndarray:
         check_is_fitted(self)
         return self.estimator_.feature_names_in_
-
-    def predict(self, X: Any) -> np.ndarray:
-        """Predict with the base learner fitted on the clean rows.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,)
-            Predictions.
-        """
-        check_is_fitted(self)
-        return self.estimator_.predict(X)
-
-    @available_if(_estimator_has("decision_function"))
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Decision function of the base learner.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        scores : ndarray
-            The base learner's decision values.
-        """
-        check_is_fitted(self)
-        return self.estimator_.decision_function(X)
-
-    @available_if(_estimator_has("predict_proba"))
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities of the base learner.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Probabilities.
-        """
-        check_is_fitted(self)
-        return self.estimator_.predict_proba(X)
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """The base learner's score (R^2 for regressors, accuracy for classifiers).

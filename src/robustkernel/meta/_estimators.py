@@ -30,18 +30,17 @@ from sklearn.utils._param_validation import (
     InvalidParameterError,
     StrOptions,
 )
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import (
     _check_sample_weight,
     _num_samples,
     check_array,
     check_consistent_length,
-    check_is_fitted,
     column_or_1d,
     has_fit_parameter,
     validate_data,
 )
 
+from .._delegation import DelegatesToFitted
 from .._kernel_model.estimator import class_labels, single_class_error
 from .._kernel_model.losses import SquaredLoss
 from .._version_stamp import VersionStamped
@@ -106,7 +105,9 @@ def _numeric_rows(X: Any) -> np.ndarray | None:
         return None
 
 
-class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
+class _BaseSubquantileMeta(
+    VersionStamped, DelegatesToFitted, MetaEstimatorMixin, BaseEstimator
+):
     """Alternating Subquantile minimization around a scikit-learn estimator."""
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
@@ -213,7 +214,7 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
         self : object
             The fitted meta-estimator.
         """
-        estimator = self._default_estimator() if self.estimator is None else self.estimator
+        estimator = self._unfitted_estimator()
         self._check_estimator(estimator)
         if y is None:
             raise ValueError(
@@ -439,8 +440,12 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
         present: np.ndarray,
         floors: ClassFloors | None,
     ) -> np.ndarray:
-        """The row weights the reweighting rounds of epsilon="auto" start from: the rows of
+        """The row weights the reweighting rounds of epsilon="auto" start from: the task's
+        high-breakdown start where it has one (:meth:`_high_breakdown_rows`), else the rows of
         smallest out-of-fold loss under the fit on every row, all but the start share."""
+        start = self._high_breakdown_rows(X, y, weights, present)
+        if start is not None:
+            return start
         row_weights = np.where(present, weights, 0.0)
         losses = self._honest_losses(X, y, self._fit(X, y, row_weights), row_weights)
         row_weights = np.zeros_like(weights)
@@ -452,27 +457,18 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
         )
         return row_weights
 
-    # -- prediction -----------------------------------------------------------------------------
+    def _high_breakdown_rows(
+        self, X: Any, y: np.ndarray, weights: np.ndarray, present: np.ndarray
+    ) -> np.ndarray | None:
+        """The row weights of a high-breakdown start, or None where the task has none."""
+        return None
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Predictions of the estimator fitted on the kept rows.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows to predict.
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-            Predicted targets or labels.
-        """
-        check_is_fitted(self)
-        return self.estimator_.predict(X)
+    def _unfitted_estimator(self) -> Any:
+        return self._default_estimator() if self.estimator is None else self.estimator
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        estimator = self._default_estimator() if self.estimator is None else self.estimator
+        estimator = self._unfitted_estimator()
         inner = estimator.__sklearn_tags__()
         tags.input_tags.sparse = inner.input_tags.sparse
         tags.input_tags.allow_nan = inner.input_tags.allow_nan
@@ -480,18 +476,6 @@ class _BaseSubquantileMeta(VersionStamped, MetaEstimatorMixin, BaseEstimator):
         tags.input_tags.categorical = inner.input_tags.categorical
         tags.target_tags.multi_output = inner.target_tags.multi_output
         return tags
-
-
-def _estimator_has(method: str):
-    """Whether the fitted estimator (before fit: the given one) has ``method``."""
-
-    def check(self: _BaseSubquantileMeta) -> bool:
-        if hasattr(self, "estimator_"):
-            return hasattr(self.estimator_, method)
-        estimator = self._default_estimator() if self.estimator is None else self.estimator
-        return hasattr(estimator, method)
-
-    return check
 
 
 class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
@@ -663,24 +647,19 @@ class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
     def _start_epsilon(self, y: np.ndarray) -> float:
         return REGRESSION_START
 
-    def _start_rows(
-        self,
-        X: Any,
-        y: np.ndarray,
-        weights: np.ndarray,
-        present: np.ndarray,
-        floors: ClassFloors | None,
-    ) -> np.ndarray:
+    def _high_breakdown_rows(
+        self, X: Any, y: np.ndarray, weights: np.ndarray, present: np.ndarray
+    ) -> np.ndarray | None:
         """The high-breakdown start of ``SubquantileKernelRegressor(kernel="auto")``
         (:func:`~robustkernel.subquantile.high_breakdown_start`) where it applies: numeric,
         finite, dense X, no sample weights, more rows than folds and a start that keeps as
         many; on at most ``START_ROWS`` rows (a random sample, the others weighing 0 in the
         first fit). A fit on every row is what a group of outliers masks itself in (30% of
         the rows a far cluster with a wrong target: the fit on every row explains it, and its
-        rows rank among the best). Elsewhere the start of the base class."""
+        rows rank among the best). Elsewhere None: the start of the base class."""
         numeric = _numeric_rows(X)
         if numeric is None or self._weighted or present.sum() <= self._n_folds:
-            return super()._start_rows(X, y, weights, present, floors)
+            return None
         rows = np.flatnonzero(present)
         if rows.size > START_ROWS:
             rows = np.sort(check_random_state(self._seed).choice(rows, START_ROWS, replace=False))
@@ -691,9 +670,9 @@ class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
         try:
             start = high_breakdown_start(Z, Y, True, robust_gamma(Z), self._seed)
         except LinAlgError:  # no start solvable (4 rows, 2 distinct): the fit on every row
-            return super()._start_rows(X, y, weights, present, floors)
+            return None
         if start.kept.sum() < self._n_folds:  # too few for the folds of the first round
-            return super()._start_rows(X, y, weights, present, floors)
+            return None
         row_weights = np.zeros_like(weights)
         row_weights[rows[start.kept]] = weights[rows[start.kept]]
         return row_weights
@@ -987,54 +966,3 @@ class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
     def _floors(self, y: np.ndarray, weights: np.ndarray | None) -> ClassFloors:
         """Half of every class's rows (of its weight), rounded up for whole rows."""
         return ClassFloors.from_labels(np.unique(y, return_inverse=True)[1].ravel(), weights)
-
-    @available_if(_estimator_has("predict_proba"))
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities of the estimator fitted on the kept rows.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows to score.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Probabilities, columns in the order of ``classes_``.
-        """
-        check_is_fitted(self)
-        return self.estimator_.predict_proba(X)
-
-    @available_if(_estimator_has("predict_log_proba"))
-    def predict_log_proba(self, X: Any) -> np.ndarray:
-        """Log of :meth:`predict_proba` (the estimator's own).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows to score.
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-            Log-probabilities, columns in the order of ``classes_``.
-        """
-        check_is_fitted(self)
-        return self.estimator_.predict_log_proba(X)
-
-    @available_if(_estimator_has("decision_function"))
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Decision values of the estimator fitted on the kept rows.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows to score.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-            The estimator's decision values.
-        """
-        check_is_fitted(self)
-        return self.estimator_.decision_function(X)

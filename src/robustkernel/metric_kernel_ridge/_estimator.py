@@ -242,38 +242,22 @@ class MetricKernelModel(
                 bar.update()
                 bar.set_postfix(J=f"{objective:.6g}")
 
-            common = {
-                "lr": float(self.lr), "armijo_c": float(self.armijo_c), "beta": float(self.beta),
-                "progress": progress,
-                "weights": weights,
-            }
             if solver == "lbfgs":
-                tol = KKT_TOL if self.tol is None else float(self.tol)
-                result = factored_descent(
-                    X,
-                    y,
-                    Sigma0,
-                    float(self.lam),
-                    family,
-                    tol=tol,
-                    max_iter=int(self.max_iter),
-                    **common,
-                )
+                descent, tol, options = factored_descent, KKT_TOL, {}
             else:
-                tol = PROJECTED_GRADIENT_TOL if self.tol is None else float(self.tol)
-                result = projected_gradient_descent(
-                    X,
-                    y,
-                    Sigma0,
-                    float(self.lam),
-                    family,
-                    tol=tol,
-                    max_iter=int(self.max_iter),
-                    upper=self._upper(family),
-                    batch=batch,
-                    window=1 if batch is None else MINIBATCH_WINDOW,
-                    **common,
-                )
+                descent, tol = projected_gradient_descent, PROJECTED_GRADIENT_TOL
+                options = {
+                    "upper": self._upper(family),
+                    "batch": batch,
+                    "window": 1 if batch is None else MINIBATCH_WINDOW,
+                }
+            tol = tol if self.tol is None else float(self.tol)
+            result = descent(
+                X, y, Sigma0, float(self.lam), family,
+                tol=tol, max_iter=int(self.max_iter), progress=progress, weights=weights,
+                lr=float(self.lr), armijo_c=float(self.armijo_c), beta=float(self.beta),
+                **options,
+            )
         if not result.converged and self.max_iter > 0:
             warnings.warn(
                 f"{type(self).__name__} did not meet tol={tol} within max_iter={self.max_iter} "

@@ -506,19 +506,13 @@ class DescentResult:
 
 
 def _try_solution(
-    X: np.ndarray,
-    y: np.ndarray,
-    Sigma: np.ndarray,
-    lam: float,
-    family: KernelFamily,
-    with_intercept: bool = True,
-    weights: np.ndarray | None = None,
-    scratch: Scratch | None = None,
+    *args: Any, with_intercept: bool = True, **kwargs: Any
 ) -> InnerSolution | None:
-    """`inner_solution`, or ``None`` when the kernel system is numerically singular / not finite."""
+    """``inner_solution(*args, with_intercept=with_intercept, **kwargs)``, or ``None`` when the
+    kernel system is numerically singular / not finite."""
     try:
         with np.errstate(over="ignore", invalid="ignore"):
-            sol = inner_solution(X, y, Sigma, lam, family, with_intercept, weights, scratch)
+            sol = inner_solution(*args, with_intercept=with_intercept, **kwargs)
     except (np.linalg.LinAlgError, ValueError):
         return None
     if not np.isfinite(sol.objective) or (with_intercept and not np.isfinite(sol.intercept)):
