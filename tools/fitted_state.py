@@ -17,7 +17,7 @@ that raises records {"error": repr(exc)}. Values are stored as plain data (NumPy
 Python builtins), so a recording can be loaded whatever the library's classes become. The fits
 run on one thread (BLAS, OpenMP and PyTorch), so that two runs on one machine give the same
 floating-point results (another machine or BLAS build may differ in the last bits: give compare
-a larger ``--tol`` there); all of them take about 40 s. The fits that need PyTorch or Dask are
+a larger ``--tol`` there); all 48 take about 45 s. The fits that need PyTorch or Dask are
 skipped, with a note, where those do not import.
 
 ``compare A.pkl B.pkl`` reports, for every fit and attribute, the keys present on one side
@@ -46,7 +46,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
 PREDICTIONS = ("predict", "predict_proba", "decision_function")
@@ -135,6 +137,7 @@ class Case:
     sample_weight: bool = False
     requires: str | None = None  # a module the fit needs: the fit is skipped without it
     dask_chunks: int | None = None  # fit on Dask arrays of this many rows per chunk
+    clean_mask: bool = False  # pass OracleERM's clean_mask (every seventh row left out)
 
 
 ALTERNATIVES = {"alpha": 0.1, "gamma": 0.5, "random_state": 0}
@@ -155,6 +158,16 @@ def cases() -> dict[str, Case]:
         SubquantileMLPClassifier,
         SubquantileMLPRegressor,
         SubquantileRegressor,
+    )
+    from robustkernel.baselines import (
+        CRRKernelRegressor,
+        OracleERM,
+        SeverKernelClassifier,
+        SeverKernelRegressor,
+        STIRKernelRegressor,
+        TiltedKernelClassifier,
+        TiltedKernelRegressor,
+        TorrentGDKernelRegressor,
     )
 
     return {
@@ -275,6 +288,34 @@ def cases() -> dict[str, Case]:
             lambda: index_model(False),
         ),
         "metric_logistic_defaults": Case(MetricKernelLogisticRegression, lambda: index_model(True)),
+        "metric_ridge_cv_eps0.2": Case(
+            lambda: MetricKernelRidgeCV(
+                lams=[0.3, 0.1], n_iter_no_change=1, epsilon=0.2, random_state=0
+            ),
+            lambda: index_model(False),
+        ),
+        # the kernel baselines
+        "crr_eps0.15": Case(lambda: CRRKernelRegressor(0.15, alpha=0.1, gamma=0.5), sine),
+        "stir": Case(lambda: STIRKernelRegressor(alpha=0.1, gamma=0.5), sine),
+        "torrent_gd_eps0.15": Case(
+            lambda: TorrentGDKernelRegressor(0.15, alpha=0.1, gamma=0.5), sine
+        ),
+        "sever_reg_eps0.15": Case(lambda: SeverKernelRegressor(0.15, alpha=0.1, gamma=0.5), sine),
+        "sever_clf_fraction0.05_2class": Case(
+            lambda: SeverKernelClassifier(fraction=0.05, alpha=0.1, gamma=0.5), lambda: blobs(2)
+        ),
+        "term_reg": Case(lambda: TiltedKernelRegressor(alpha=0.1, gamma=0.5), sine),
+        "term_clf_3class": Case(
+            lambda: TiltedKernelClassifier(alpha=0.1, gamma=0.5), lambda: blobs(3)
+        ),
+        "oracle_reg_kernel_ridge": Case(
+            lambda: OracleERM(KernelRidge(alpha=0.1, kernel="rbf", gamma=0.5)), sine,
+            clean_mask=True,
+        ),
+        "oracle_clf_svc_3class": Case(
+            lambda: OracleERM(SVC(probability=True, random_state=0)), lambda: blobs(3),
+            clean_mask=True,
+        ),
         # one fit as passes over the chunks of Dask arrays (the local synchronous scheduler)
         "dask_kr_papers_nystroem_40": Case(
             lambda: SubquantileKernelRegressor(
@@ -346,6 +387,8 @@ def fit_state(case: Case) -> dict[str, Any]:
     data = case.data()
     X, y = data.X, data.y
     kwargs = {"sample_weight": integer_weights(y.size)} if case.sample_weight else {}
+    if case.clean_mask:
+        kwargs["clean_mask"] = np.arange(y.size) % 7 != 0
     context: Any = contextlib.nullcontext()
     if case.dask_chunks is not None:
         import dask
