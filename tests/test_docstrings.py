@@ -32,11 +32,22 @@ def documented_objects() -> list[str]:
         module, _, attribute = full.rpartition(".")
         obj = getattr(importlib.import_module(module), attribute)
         if inspect.isclass(obj):
-            names += [
-                f"{full}.{name}" for name, member in vars(obj).items()
-                if not name.startswith("_") and callable(member)
-            ]
+            names += [f"{full}.{method}" for method in _own_methods(obj)]
     return names
+
+
+def _own_methods(cls: type) -> list[str]:
+    """The public methods ``cls`` defines or inherits from a class of the package (not those of
+    scikit-learn's mixins, whose docstrings are scikit-learn's)."""
+    methods: dict[str, None] = {}
+    for klass in cls.__mro__:
+        if klass.__module__.split(".")[0] != "robustkernel":
+            continue
+        for name, member in vars(klass).items():
+            # scikit-learn's available_if wraps a method in a descriptor (its ``fn``)
+            if not name.startswith("_") and callable(getattr(member, "fn", member)):
+                methods.setdefault(name)
+    return list(methods)
 
 
 def test_the_api_page_lists_the_package_exports():

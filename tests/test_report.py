@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from robustkernel._report import markdown_table
@@ -20,3 +21,11 @@ def test_markdown_table_escapes_pipes_in_the_header():
     header = text.splitlines()[0]
     assert header == "| \\|\\|P - Q\\|\\|_F |"
     assert header.replace("\\|", "").count("|") == 2  # one column: only the outer pipes
+
+
+def test_markdown_table_shows_a_missing_number_as_a_dash():
+    frame = pd.DataFrame({"method": ["SIR", "GP"], "RMSE": [float("nan"), 0.25]})
+    frame["ratio"] = np.array([np.nan, 1.5], dtype=np.float32)
+    lines = markdown_table(frame).splitlines()
+    assert lines[2] == "| SIR | - | - |"
+    assert lines[3] == "| GP | 0.25 | 1.5 |"

@@ -40,7 +40,7 @@ class DelegatesToFitted:
         return self.estimator
 
     def predict(self, X: Any) -> np.ndarray:
-        """Predictions of the fitted estimator (``estimator_``).
+        """Predict with the fitted estimator (``estimator_``).
 
         Parameters
         ----------
@@ -57,7 +57,7 @@ class DelegatesToFitted:
 
     @available_if(_estimator_has("decision_function"))
     def decision_function(self, X: Any) -> np.ndarray:
-        """Decision values of the fitted estimator (``estimator_``).
+        """Compute the decision values of the fitted estimator (``estimator_``).
 
         Parameters
         ----------
@@ -74,7 +74,7 @@ class DelegatesToFitted:
 
     @available_if(_estimator_has("predict_proba"))
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities of the fitted estimator (``estimator_``).
+        """Compute the class probabilities of the fitted estimator (``estimator_``).
 
         Parameters
         ----------
@@ -91,7 +91,7 @@ class DelegatesToFitted:
 
     @available_if(_estimator_has("predict_log_proba"))
     def predict_log_proba(self, X: Any) -> np.ndarray:
-        """Log-probabilities of the fitted estimator (``estimator_``).
+        """Compute the log-probabilities of the fitted estimator (``estimator_``).
 
         Parameters
         ----------

@@ -3,7 +3,13 @@ benchmarks/harness/report.py)."""
 
 from __future__ import annotations
 
+import math
+from numbers import Real
+
 import pandas as pd
+
+NOT_MEASURED = "-"
+"""The cell of a missing number (NaN): a method without that output, or not run there."""
 
 
 def markdown_table(frame: pd.DataFrame) -> str:
@@ -19,4 +25,8 @@ def markdown_table(frame: pd.DataFrame) -> str:
 
 
 def _cell(value: object) -> str:
-    return "" if value is None else str(value).replace("|", "\\|")
+    if value is None:
+        return ""
+    if isinstance(value, Real) and math.isnan(value):
+        return NOT_MEASURED
+    return str(value).replace("|", "\\|")

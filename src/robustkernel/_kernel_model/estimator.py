@@ -293,7 +293,7 @@ class LogitClassifierMixin:
         return None
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """Logits f(x); for the hinge losses, the calibrated ones (below).
+        """Compute the logits f(x); for the hinge losses, the calibrated ones (below).
 
         Parameters
         ----------
@@ -319,8 +319,10 @@ class LogitClassifierMixin:
         return F.ravel() if F.shape[1] == 1 else F
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities: the sigmoid or softmax of the logits, or for the hinge losses
-        Platt's sigmoid of every pair's SVM output (fitted out of fold), the pairs coupled.
+        """Compute the class probabilities.
+
+        The sigmoid or softmax of the logits, or for the hinge losses Platt's sigmoid of
+        every pair's SVM output (fitted out of fold), the pairs coupled.
 
         Parameters
         ----------

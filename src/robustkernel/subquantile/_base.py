@@ -217,9 +217,10 @@ class BaseSubquantile(KernelModel):
     row_weights_ = property(*_row_attribute("row_weights_"))
 
     def compute_row_attributes(self) -> BaseSubquantile:
-        """Bring a Dask fit's per-row attributes home: ``inlier_mask_``, ``outlier_scores_``
-        and ``row_weights_`` computed into NumPy arrays (a no-op after an in-memory fit).
+        """Bring a Dask fit's per-row attributes home as NumPy arrays.
 
+        ``inlier_mask_``, ``outlier_scores_`` and ``row_weights_`` are computed into NumPy
+        arrays (a no-op after an in-memory fit).
         A fit on Dask arrays leaves them on the cluster (persisted Dask arrays, so that the
         client's memory does not grow with the rows); they live as long as the client that
         fitted them. Call this before the client closes to keep them after it (they then take

@@ -6,7 +6,6 @@ rows and the model on every row follows from it (the subsample route's pilot ste
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -16,12 +15,8 @@ from .._fractions import n_kept
 from ..trimming import MAX_EPSILON, smallest
 from ._high_breakdown import START_MATRICES, Start, high_breakdown_start
 from ._result import FitResult
-from ._stage import Stage
-
-if TYPE_CHECKING:
-    pass
-
 from ._route_subsample import SELECTION_ROWS
+from ._stage import Stage
 
 START_ROWS = 1000
 """kernel="auto" on more than ``SELECTION_ROWS`` rows (or with features): its high-breakdown

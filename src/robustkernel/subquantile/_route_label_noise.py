@@ -9,7 +9,6 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import TransformerMixin
@@ -24,10 +23,6 @@ from ..trimming import ClassFloors, flag_rounds, label_flags
 from ._folds import flag_probabilities, fold_probabilities, out_of_fold_outputs
 from ._objective import FeatureProblem, Problem
 from ._stage import Candidates, Stage
-
-if TYPE_CHECKING:
-    pass
-
 
 
 @dataclass(frozen=True)
