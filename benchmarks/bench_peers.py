@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import os
+import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -415,8 +416,13 @@ def race_metric(
     ``methods``: keys of `METRIC_METHODS` (default: all; "cv" and "gp" always run)."""
     keys = set(METRIC_METHODS if methods is None else [*methods, "cv", "gp"])
     rfm_module, rfm_status = _optional("xrfm")
-    if rfm_module is None:
+    if rfm_module is None and "rfm" in keys:
         keys.discard("rfm")
+        print(
+            f"WARNING: xrfm {rfm_status} (`make bench-peers` installs it): the RFM rows are "
+            "left out and every 'best of every method' comparison of this run is without RFM",
+            file=sys.stderr, flush=True,
+        )
     fits = dict(value for key, value in METRIC_METHODS.items() if key in keys)
     rows = []
     for p in ps:
