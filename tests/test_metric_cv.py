@@ -76,13 +76,12 @@ def test_leave_one_out_mse_of_a_low_rank_kernel_equals_refits_without_each_row()
             assert fast[i, j] == pytest.approx(expected, rel=1e-6)
 
 
-@pytest.mark.parametrize("n", [120, 520])
-def test_bandwidth_search_is_the_full_grid_below_500_rows_and_coarse_to_fine_above(
-    monkeypatch, n
-):
+def _counted_search(monkeypatch, n: int, seed: int, near: float | None = None):
+    """A bandwidth search on n rows of a sine: its choice, the factors whose leave-one-out
+    errors it computed (in order), the grids and the full grid of errors computed apart."""
     from robustkernel.metric_kernel_ridge import _cv
 
-    rng = np.random.default_rng(n)
+    rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 2))
     y = np.sin(3 * X[:, 0]) + 0.1 * rng.normal(size=n)
     argument = kernel_argument(X, None, np.eye(2), GAUSSIAN)
@@ -95,7 +94,17 @@ def test_bandwidth_search_is_the_full_grid_below_500_rows_and_coarse_to_fine_abo
         return leave_one_out_mse(argument, y, scales, ridges, family)
 
     monkeypatch.setattr(_cv, "leave_one_out_mse", counting)
-    scale, ridge, score = MetricKernelRidgeCV._scale_and_ridge(argument, y, grids, GAUSSIAN)
+    choice = MetricKernelRidgeCV._scale_and_ridge(argument, y, grids, GAUSSIAN, near)
+    return choice, evaluated, grids, full
+
+
+@pytest.mark.parametrize("n", [120, 520])
+def test_bandwidth_search_is_the_full_grid_below_500_rows_and_coarse_to_fine_above(
+    monkeypatch, n
+):
+    from robustkernel.metric_kernel_ridge import _cv
+
+    (scale, ridge, score), evaluated, grids, full = _counted_search(monkeypatch, n, n)
     tried = np.isin(grids[0], evaluated)
     if n < _cv.COARSE_TO_FINE_ROWS:
         assert tried.all()
@@ -107,6 +116,31 @@ def test_bandwidth_search_is_the_full_grid_below_500_rows_and_coarse_to_fine_abo
     i, j = np.unravel_index(np.argmin(np.where(tried[:, None], full, np.inf)), full.shape)
     assert (scale, ridge) == (grids[0][i], grids[1][j])
     assert score == pytest.approx(full[i, j], rel=1e-10)
+
+
+@pytest.mark.parametrize("near", [2.0**-6, 2.0**-2, 0.3, 2.0**3])
+def test_bandwidth_search_near_the_previous_round_walks_to_a_local_best(monkeypatch, near):
+    from robustkernel.metric_kernel_ridge import _cv
+
+    (scale, ridge, score), evaluated, grids, full = _counted_search(
+        monkeypatch, _cv.COARSE_TO_FINE_ROWS, 3, near
+    )
+    tried = np.flatnonzero(np.isin(grids[0], evaluated))
+    start = int(np.argmin(np.abs(np.log(grids[0] / near))))
+    assert len(evaluated) == tried.size  # no factor twice
+    assert np.array_equal(tried, np.arange(tried[0], tried[-1] + 1))  # one run of factors
+    assert {start - 1, start, start + 1} & set(range(grids[0].size)) <= set(tried)
+    # the least error among the factors tried, by the independent full grid ...
+    i, j = np.unravel_index(np.argmin(full[tried]), (tried.size, grids[1].size))
+    assert (scale, ridge) == (grids[0][tried[i]], grids[1][j])
+    assert score == pytest.approx(full[tried[i], j], rel=1e-10)
+    # ... and not at an end of the run unless the grid ends there: a local best over s
+    best = tried[i]
+    by_scale = full.min(axis=1)
+    for neighbour in (best - 1, best + 1):
+        if 0 <= neighbour < grids[0].size:
+            assert neighbour in tried or by_scale[neighbour] >= by_scale[best]
+    assert tried.size < grids[0].size  # fewer eigendecompositions than the grid
 
 
 def test_two_fits_with_random_state_none_agree_and_an_int_draws_other_rows():
@@ -249,7 +283,8 @@ def test_gradient_outer_product_metric_against_finite_differences_of_the_fit(
     scale, ridge = 0.5, 0.01
     calls = []
 
-    def choose(argument, targets):
+    def choose(argument, targets, near):
+        assert near == (None if not calls else scale)  # the previous round's s
         calls.append(argument)
         return scale, ridge, errors[len(calls) - 1]
 

@@ -24,9 +24,9 @@ MAX_ITERATIONS = 10
 PATIENCE = 2
 RELATIVE_FLOOR = 0.01
 
-# (squared metric distances between the rows, targets) -> the kernel ridge fit's bandwidth
-# factor s, ridge mu and its leave-one-out mean squared error
-Choice = Callable[[np.ndarray, np.ndarray], tuple[float, float, float]]
+# (squared metric distances between the rows, targets, the previous round's s or None) -> the
+# kernel ridge fit's bandwidth factor s, ridge mu and its leave-one-out mean squared error
+Choice = Callable[[np.ndarray, np.ndarray, float | None], tuple[float, float, float]]
 
 
 def gradient_outer_product_metric(
@@ -59,8 +59,10 @@ def gradient_outer_product_metric(
     family : KernelFamily
         A distance kernel profile.
     choose : callable
-        ``choose(argument, y) -> (s, mu, loo)`` for the squared metric distances ``argument``:
-        the fit's bandwidth factor, ridge and leave-one-out mean squared error.
+        ``choose(argument, y, near) -> (s, mu, loo)`` for the squared metric distances
+        ``argument``: the fit's bandwidth factor, ridge and leave-one-out mean squared error;
+        ``near`` is the previous round's ``s`` (None in the first round), where the search may
+        start.
     max_iterations : int, default=MAX_ITERATIONS
         Largest number of fit-and-gradient rounds.
     patience : int, default=PATIENCE
@@ -79,10 +81,10 @@ def gradient_outer_product_metric(
     """
     n, p = X.shape
     metric = best = np.eye(p) / p
-    lowest, stale = np.inf, 0
+    lowest, stale, scale = np.inf, 0, None
     for round_ in range(max_iterations + 1):
         argument = kernel_argument(X, None, metric, family)
-        scale, ridge, loo = choose(argument, y)
+        scale, ridge, loo = choose(argument, y, scale)
         if loo < lowest:
             best, lowest, stale = metric, loo, 0
         else:
