@@ -16,6 +16,7 @@ from scipy.stats import chi2
 from sklearn.linear_model import LinearRegression, Ridge
 from sklearn.metrics.pairwise import rbf_kernel
 
+from conftest import hawkins_like as _hawkins_like
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel.subquantile._high_breakdown import (
     adaptive_flags,
@@ -122,19 +123,6 @@ def test_adaptive_cutoff_flags_every_one_of_a_few_rows_far_out():
     far = np.array([4.5, 5.0, 5.5, 6.0]) ** 2
     flags = adaptive_flags(np.concatenate([clean, far]), 1.0, 1)
     assert np.flatnonzero(flags).tolist() == [43, 44, 45, 46]
-
-
-def _hawkins_like(seed: int = 0):
-    """75 rows in 3 dimensions: 10 bad leverage points (far in x, off the plane) and 4 good
-    leverage points (far in x, on the plane), as in Hawkins, Bradu & Kass (1984)."""
-    rng = np.random.RandomState(seed)
-    X = rng.uniform(0, 3.5, size=(75, 3))
-    y = X @ np.array([0.2, 0.1, -0.1]) + 0.5 * rng.normal(size=75)
-    X[:10] = np.array([10.0, 20.0, 30.0]) + rng.normal(scale=1.0, size=(10, 3))
-    y[:10] = 10.0 + rng.normal(scale=0.5, size=10)
-    X[10:14] = np.array([11.0, 21.0, 31.0]) + rng.normal(scale=1.0, size=(4, 3))
-    y[10:14] = X[10:14] @ np.array([0.2, 0.1, -0.1]) + 0.5 * rng.normal(size=4)
-    return X, y
 
 
 def _robust_units(X, rows):
@@ -451,14 +439,15 @@ def test_auto_kernel_does_not_depend_on_the_units_of_a_column(data, units):
     assert error < tolerance
 
 
-def test_auto_kernel_scales_sparse_columns_without_centring():
-    # sparse X is scaled, not centred: the linear fit equals the dense one, at any units
+def test_auto_kernel_scales_and_centres_sparse_columns_as_dense_ones():
+    # sparse X takes the dense form's centre and scale (and stays sparse): the fit equals the
+    # dense one, at any units
     X, y = _hawkins_like()
     units = np.array([1e3, 1e-3, 7.0])
     dense = SubquantileKernelRegressor(kernel="auto").fit(X, y)
     model = SubquantileKernelRegressor(kernel="auto").fit(sparse.csr_matrix(X * units), y)
     assert sparse.issparse(model.X_fit_)
-    np.testing.assert_array_equal(model.feature_center_, 0.0)
+    np.testing.assert_allclose(model.feature_center_, np.median(X * units, axis=0), rtol=1e-15)
     np.testing.assert_allclose(model.feature_scale_, dense.feature_scale_ * units, rtol=1e-12)
     np.testing.assert_array_equal(model.inlier_mask_, dense.inlier_mask_)
     X_test = _query_rows(X)

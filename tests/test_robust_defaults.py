@@ -26,14 +26,18 @@ def _rmse(model, X, y):
 
 
 @pytest.mark.parametrize("seed", [0, 2, 3])
-def test_a_given_epsilon_that_forces_a_corrupted_row_in_stays_near_the_oracle(seed):
-    """ceil(0.2 n) rows scaled x100 / y1e4 with epsilon=0.2: the count keeps one of them."""
+def test_a_given_epsilon_is_the_fraction_trimmed_and_auto_finds_the_corrupted_rows(seed):
+    """ceil(0.2 n) rows scaled x100 / y1e4. epsilon=0.2 trims exactly 20% of the rows (the
+    count keeps one corrupted row, as the papers' estimator does); epsilon="auto" drops every
+    corrupted row and stays near the oracle fitted on the clean rows."""
     X_bad, y_bad, X_clean, y_clean, X_test, y_test, bad = _diabetes_scaled_rows(seed)
     grid = {"alpha": np.logspace(-3, 1, 9), "gamma": np.array([0.125, 0.25, 0.5, 1, 2, 4]) / 10}
     oracle = GridSearchCV(KernelRidge(kernel="rbf"), grid, cv=5).fit(X_clean, y_clean)
-    model = SubquantileKernelRegressor(epsilon=0.2).fit(X_bad, y_bad)
+    given = SubquantileKernelRegressor(epsilon=0.2).fit(X_bad, y_bad)
+    assert given.inlier_mask_.sum() == int(np.ceil(0.8 * y_bad.size))
+    model = SubquantileKernelRegressor().fit(X_bad, y_bad)
     assert _rmse(model, X_test, y_test) <= 1.10 * _rmse(oracle, X_test, y_test)
-    assert not model.inlier_mask_[bad].any() and model.epsilon_ > 0.2
+    assert not model.inlier_mask_[bad].any() and model.epsilon_ >= 0.2
     papers = SubquantileKernelRegressor(
         epsilon=0.2, kernel="rbf", alpha=1.0, gamma=None, refine=None
     )

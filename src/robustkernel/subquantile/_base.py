@@ -208,7 +208,9 @@ class BaseSubquantile(KernelModel):
         )
         if scaling is not None:
             result = replace(result, feature_scaling=scaling)
-        result = replace(result, n_components=settings.n_components)
+        # the kernel resolved before the fit (kernel="auto" with approximation="rff": rbf)
+        kernel = settings.kernel if result.kernel is None else result.kernel
+        result = replace(result, n_components=settings.n_components, kernel=kernel)
         self._set_fitted(result, X, y)
         return self
 
@@ -285,6 +287,9 @@ class BaseSubquantile(KernelModel):
             self.coef_, self.intercept_ = self._output_shapes(result.coef, result.intercept)
         self.inlier_mask_ = result.inlier_mask
         self.outlier_scores_ = result.outlier_scores
+        if result.classes is None:  # regression: the per-row evidence
+            self.outlier_evidence_ = result.evidence
+            self.outlier_pvalues_ = None if result.evidence is None else result.evidence["pvalue"]
         self.threshold_ = result.threshold
         self.row_weights_ = result.row_weights
         self.objective_history_ = result.objective_history

@@ -42,6 +42,7 @@ from ..trimming import smallest, truncated_variance
 from ._auto_epsilon import added_row_factors
 from ._groups import duplicate_groups
 from ._hyperparameters import ALPHAS, MIN_TRIM, kernel_honest_residuals, trimmed_mean
+from ._second_stage import Evidence, second_stage
 
 N_STARTS = 500  # random elemental starts, at most (FAST-LTS's count)
 START_CONFIDENCE = 0.99  # of drawing one clean start at 50% contamination (random_starts)
@@ -80,6 +81,7 @@ class TrimmedFit:
     losses: np.ndarray  # (n,): leave-one-out (kept) or out-of-sample (others) squared norm
     score: float  # mean of ``losses`` over the kept rows: the out-of-sample trimmed loss
     studentized: np.ndarray | None = None  # (n,): the losses scaled to variance sigma^2
+    residuals: np.ndarray | None = None  # (n, C): the honest residuals y - f(x) themselves
 
 
 def ridge_on_rows(
@@ -134,16 +136,14 @@ def ridge_on_rows(
             if 1 < members.size < index.size:
                 # the block is symmetric: eigh's pseudo-inverse (gesdd's SVD did not converge
                 # on the finite 311 x 311 block of a tight 30% cluster at 20,000 rows)
-                deleted_inverse = np.linalg.pinv(
-                    inverse[np.ix_(members, members)], hermitian=True
-                )
+                deleted_inverse = np.linalg.pinv(inverse[np.ix_(members, members)], hermitian=True)
                 residuals[index[members]] = deleted_inverse @ coef[members]
                 if studentized:
                     factors[index[members]] = alpha / np.diag(deleted_inverse)
     losses = np.sum(residuals**2, axis=1)
     losses = np.where(np.isnan(losses), np.inf, losses)
     scaled = np.where(np.isfinite(losses), losses * factors, np.inf) if studentized else None
-    return TrimmedFit(kept, losses, float(np.mean(losses[index])), scaled)
+    return TrimmedFit(kept, losses, float(np.mean(losses[index])), scaled, residuals)
 
 
 def concentrate(
@@ -354,9 +354,10 @@ class Start:
 
     kernel: str
     degree: float | None  # the polynomial's degree (None for the other kernels)
-    kept: np.ndarray  # bool mask: the rows the reweighting keeps
+    kept: np.ndarray  # bool mask: the rows the second stage keeps
     start: np.ndarray  # bool mask: the h rows of the trimmed start
     standardized: np.ndarray  # (n,): the last reweighting's squared residuals over sigma^2
+    evidence: Evidence | None = None  # the second stage's per-row evidence
 
     @property
     def kernel_settings(self) -> dict[str, object]:
@@ -543,7 +544,11 @@ def high_breakdown_start(
        relative to the simplest model that explains the bulk; the bulk is judged on the rows
        the reweighting keeps, not only on the start's half, which the linear start picks
        among the rows a linear model explains (Boston housing: the linear kernel adequate on
-       its half, the rbf kernel better on the 91% of rows it kept).
+       its half, the rbf kernel better on the 91% of rows it kept);
+    3. the second stage (:func:`._second_stage.second_stage`): the rows the reweighting
+       flagged are given back where their honest residual is plausible under a local scale
+       and a reference distribution fitted to the kept rows; ``Start.kept`` are its rows and
+       ``Start.evidence`` every row's p-value.
 
     ``random_state`` draws the random starts (a fixed seed where None: the default fit is
     reproducible). Fewer than ``MIN_ROWS`` rows keep every row with the linear kernel. With an
@@ -557,8 +562,10 @@ def high_breakdown_start(
         every = np.ones(n, dtype=bool)
         return Start("linear", None, every, every, np.zeros(n))
     rng = check_random_state(START_SEED if random_state is None else random_state)
+    offset = np.zeros(Y.shape[1])
     if fit_intercept:  # the intercept takes any offset: fit the targets less their median
-        Y = Y - np.median(Y, axis=0)
+        offset = np.median(Y, axis=0)
+        Y = Y - offset
     h = start_rows(n, p)
     elemental_size = min(h, p + 2)
     starts = _deterministic_starts(X, Y, h)
@@ -577,5 +584,12 @@ def high_breakdown_start(
         family = Family.of(name, X, gamma)
         fit = family.start(Y, h, fit_intercept, [*starts, fit.kept, kept], elemental_size, rng)
         kept, standardized = reweighted(family, Y, fit.kept, fit_intercept)
+
+    def refit(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        _, current = family.best_on_rows(Y, rows, fit_intercept)
+        assert current.residuals is not None and current.studentized is not None
+        return current.residuals, current.studentized
+
+    evidence = second_stage(X, Y + offset, kept, refit)
     degree = POLY_DEGREE if name == "poly" else None
-    return Start(name, degree, kept, fit.kept, standardized)
+    return Start(name, degree, evidence.kept, fit.kept, standardized, evidence)

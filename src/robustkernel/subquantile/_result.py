@@ -48,3 +48,4 @@ class FitResult:
     calibration: Any = None  # the hinge losses: the pairs' ``PairwisePlatt``
     noise_transition: np.ndarray | None = None  # forward correction's T[true, given], if used
     n_components: int | None = None  # the features of the fit (None: the exact kernel model)
+    evidence: Any = None  # kernel="auto": the second stage's per-row evidence (a DataFrame)

@@ -16,6 +16,7 @@ from ..trimming import MAX_EPSILON, smallest
 from ._high_breakdown import START_MATRICES, Start, high_breakdown_start
 from ._result import FitResult
 from ._route_subsample import SELECTION_ROWS
+from ._second_stage import evidence_table
 from ._stage import Stage
 
 START_ROWS = 1000
@@ -38,11 +39,15 @@ class HighBreakdownRoute:
             stage, start = self._fit_from_sampled_start()
         else:
             stage, start = self._high_breakdown_stage()
+        evidence = None
+        if start.evidence is not None and start.evidence.kept.size == self.X.shape[0]:
+            evidence = evidence_table(start.evidence, self.scale, ~stage.kept)
         return replace(
             self._result(stage),
             kernel=start.kernel,
             degree=start.degree,
             coef0=start.kernel_settings.get("coef0"),
+            evidence=evidence,
         )
 
     def _high_breakdown_stage(self) -> tuple[Stage, Start]:
@@ -50,7 +55,7 @@ class HighBreakdownRoute:
         (:func:`._high_breakdown.high_breakdown_start`): the kernel it chooses replaces "auto"
         in the settings, and the model is fitted on the rows it keeps (:meth:`_fit_on_rows`):
         its reweighting's rows where epsilon="auto", else the (1 - epsilon) n rows of smallest
-        standardized residual."""
+        standardized residual (exactly: the refine rules trim no more)."""
         settings = self.settings
         gamma = self._gamma_scale()
         if not settings.is_auto("gamma") and settings.gamma is not None:
@@ -74,15 +79,8 @@ class HighBreakdownRoute:
             epsilon = float(settings.epsilon)
         elif 1.0 - kept.mean() > MAX_EPSILON:
             epsilon = MAX_EPSILON
-        if epsilon is not None:
-            trimmed = smallest(start.standardized, n_kept(kept.size, epsilon))
-            # a given epsilon trims at least that fraction: refine="reject" also drops the
-            # rows the reweighting flags (one row scaled x100 / y1e4 of diabetes' 20% that the
-            # count kept took the test RMSE from 0.72 to 0.86)
-            if isinstance(settings.epsilon, str) or settings.refine is None:
-                kept = trimmed
-            else:
-                kept = trimmed & start.kept
+        if epsilon is not None:  # a given epsilon is the fraction trimmed, as in the papers
+            kept = smallest(start.standardized, n_kept(kept.size, epsilon))
         return self._fit_on_rows(kept, self._candidates()), start
 
     def _fit_from_sampled_start(self) -> tuple[Stage, Start]:

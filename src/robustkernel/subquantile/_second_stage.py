@@ -1,0 +1,256 @@
+"""The second stage of the automatic regression fit: every row the high-breakdown start flagged
+is judged again against a scale that follows the data, and given back where it is plausible.
+
+The start's adaptive cutoff (:func:`._high_breakdown.adaptive_flags`) compares residuals with
+one normal scale taken from the rows it keeps. On real tables that is too strict: where the
+spread of the targets grows with x or with the fitted value (heteroscedastic), or the errors
+have tails heavier than the normal's, correct rows in the tails become flags, and the model
+then loses exactly the rows it needs there (Rousseeuw & Van Driessen's reweighting and
+Gervini & Yohai's cutoff both assume one normal scale). As MM-estimators follow an S-start with
+an efficient M-step (Yohai, "High breakdown-point and high efficiency robust estimates for
+regression", Ann. Statist. 15(2), 1987), this stage re-weighs every row against:
+
+* honest residuals: leave-one-out for the kept rows, out of sample for the others, studentized
+  (the start's ``TrimmedFit.studentized``);
+* a **local scale**: the mean of the clipped standardized squared residuals of the
+  ``neighbours`` nearest kept rows, in x or in the fitted value (whichever varies more beyond
+  its sampling noise), shrunk towards the global scale by the share of its spread that is not
+  noise (a James-Stein factor: on homoscedastic data it is close to 0). Only kept rows enter,
+  so a group of outliers cannot widen its own scale;
+* a **reference distribution** for the standardized residuals: Student's t with nu degrees of
+  freedom (nu >= ``MIN_DOF``) and a scale s, fitted by maximum likelihood to every row's
+  value within ``TRUNCATION`` (a truncated likelihood: the gross outliers beyond it do not
+  enter, and their number does not either; the kept rows alone would lack the clean tail the
+  start flagged); the normal stays unless the t's likelihood is
+  better by a likelihood-ratio test at level 0.01.
+
+A row's p-value is the reference's two-sided tail probability of its standardized residual.
+A row is flagged where the start flagged it *and* its p-value is below ``FLAG_LEVEL``: the
+stage only gives rows back, it flags none the start kept, so the start's breakdown point and
+its masking protection stay. The fit is then repeated on the rows kept, until they repeat.
+
+Error rate: a clean row whose residual follows the reference is flagged with probability at
+most ``FLAG_LEVEL`` (less where the start did not flag it); the p-values are calibrated where
+the reference and the local scale are right (tests/test_second_stage.py measures it on
+Gaussian, t(3) and heteroscedastic data).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, stats
+from sklearn.neighbors import NearestNeighbors
+
+FLAG_LEVEL = 0.01  # a start-flagged row stays flagged where its p-value is below this
+TRUNCATION = 3.0  # the reference is fitted to standardized residuals within this
+MIN_DOF = 3.0  # the heaviest reference tail: t(3)
+DOFS = (MIN_DOF, 4.0, 5.0, 7.0, 10.0, 15.0, 30.0)  # the t's tried beside the normal
+LIKELIHOOD_RATIO = stats.chi2.ppf(0.99, df=1)  # 2 x log-likelihood gain that the t must show
+CLIP = 9.0  # squared standardized residuals are clipped here in the local scale (3 sigma)
+MIN_NEIGHBOURS = 10
+NEIGHBOUR_SHARE = 0.2  # the local scale's neighbours: this share of the kept rows, at least 10
+MAX_ROUNDS = 10
+LOCAL_RANGE = 25.0  # the local variance stays within [1 / 25, 25] times the global one
+UNUSUAL_X = 3.0  # x-distance (in units of the kept rows' typical spacing) beyond: unusual x
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The reference distribution of standardized residuals: t(dof) (normal: dof inf) times
+    ``scale``."""
+
+    dof: float
+    scale: float
+
+    def pvalues(self, z: np.ndarray) -> np.ndarray:
+        """Two-sided tail probabilities of |z| (inf for a row with no finite residual: p 0)."""
+        dist = stats.norm if np.isinf(self.dof) else stats.t(self.dof)
+        with np.errstate(invalid="ignore"):
+            p = 2.0 * dist.sf(np.abs(z) / self.scale)
+        return np.where(np.isnan(p), 0.0, p)
+
+
+def fit_reference(z: np.ndarray) -> Reference:
+    """Student's t (dof in ``DOFS``) or the normal, with a free scale, by maximum likelihood of
+    the |z| within ``TRUNCATION`` (the density truncated there); the normal unless a t beats it
+    by the likelihood-ratio test."""
+    values = np.abs(z[np.isfinite(z)])
+    values = values[values <= TRUNCATION]
+    if values.size < MIN_NEIGHBOURS:
+        return Reference(np.inf, 1.0)
+
+    def fitted(dof: float) -> tuple[float, Reference]:
+        dist = stats.norm if np.isinf(dof) else stats.t(dof)
+
+        def negative_log_likelihood(log_scale: float) -> float:
+            scale = np.exp(log_scale)
+            inside = 2.0 * dist.cdf(TRUNCATION / scale) - 1.0
+            return -float(
+                np.sum(dist.logpdf(values / scale)) - values.size * (log_scale + np.log(inside))
+            )
+
+        best = optimize.minimize_scalar(
+            negative_log_likelihood, bounds=(-3.0, 3.0), method="bounded"
+        )
+        return float(best.fun), Reference(dof, float(np.exp(best.x)))
+
+    normal_loss, normal = fitted(np.inf)
+    heavy_loss, heavy = min((fitted(dof) for dof in DOFS), key=lambda item: item[0])
+    if 2.0 * (normal_loss - heavy_loss) >= LIKELIHOOD_RATIO:
+        return heavy
+    return normal
+
+
+def local_variance(
+    coordinates: np.ndarray, standardized: np.ndarray, kept: np.ndarray
+) -> tuple[np.ndarray, float]:
+    """Each row's variance factor from its nearest kept rows in ``coordinates`` (the row itself
+    left out), relative to the kept rows' mean, shrunk towards 1 by the share of its spread
+    that is not sampling noise. Returns the factors and the spread they explain (the
+    shrunk variance of the factors). Two passes: the second clips each squared residual at
+    ``CLIP`` times the first pass's factor, so that a wide region is not clipped to the
+    global scale."""
+    factors = np.ones(standardized.size)
+    explained = 0.0
+    for _ in range(2):
+        factors, explained = _local_variance_pass(
+            coordinates, np.minimum(standardized, CLIP * factors), kept
+        )
+    return factors, explained
+
+
+def _local_variance_pass(
+    coordinates: np.ndarray, clipped: np.ndarray, kept: np.ndarray
+) -> tuple[np.ndarray, float]:
+    """One pass of :func:`local_variance` on the clipped squared residuals."""
+    standardized = clipped
+    index = np.flatnonzero(kept)
+    neighbours = min(
+        index.size - 1, max(MIN_NEIGHBOURS, int(np.ceil(NEIGHBOUR_SHARE * index.size)))
+    )
+    mean = float(np.mean(clipped[index]))
+    if neighbours < 2 or not mean > 0:
+        return np.ones(standardized.size), 0.0
+    search = NearestNeighbors(n_neighbors=neighbours + 1).fit(coordinates[index])
+    _, nearest = search.kneighbors(coordinates)
+    # a kept row finds itself first; the others drop their last neighbour instead
+    own = np.zeros(standardized.size, dtype=bool)
+    own[index] = True
+    chosen = np.where(own[:, None], nearest[:, 1:], nearest[:, :-1])
+    local = clipped[index][chosen].mean(axis=1) / mean
+    noise = float(np.var(clipped[index])) / mean**2 / neighbours
+    spread = float(np.var(local))
+    shrink = max(0.0, 1.0 - noise / spread) if spread > 0 else 0.0
+    factors = np.clip(1.0 + shrink * (local - 1.0), 1.0 / LOCAL_RANGE, LOCAL_RANGE)
+    return factors, shrink**2 * spread
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Every row's evidence after the second stage (in the units the fit saw)."""
+
+    kept: np.ndarray  # bool: the rows kept
+    pvalues: np.ndarray  # (n,): two-sided p-value of the honest residual
+    z: np.ndarray  # (n,): the honest residual over its local scale (reference units)
+    residuals: np.ndarray  # (n,) or (n, C): honest residual y - f(x)
+    fitted: np.ndarray  # (n,) or (n, C): the honest prediction f(x)
+    x_distance: np.ndarray  # (n,): distance to the nearest kept row over the typical spacing
+    reference: Reference
+
+    @property
+    def unusual_x(self) -> np.ndarray:
+        """Rows farther from the kept rows than ``UNUSUAL_X`` typical spacings."""
+        return self.x_distance > UNUSUAL_X
+
+
+def x_distance(X: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """Each row's Euclidean distance to its nearest kept row (itself left out), over the
+    median of that distance among the kept rows (1 where that median is 0)."""
+    index = np.flatnonzero(kept)
+    if index.size < 2:
+        return np.zeros(X.shape[0])
+    distances, _ = NearestNeighbors(n_neighbors=2).fit(X[index]).kneighbors(X)
+    own = np.zeros(X.shape[0], dtype=bool)
+    own[index] = True
+    distance = np.where(own, distances[:, 1], distances[:, 0])
+    typical = float(np.median(distance[index]))
+    return distance / typical if typical > 0 else distance
+
+
+def judge(
+    X: np.ndarray,
+    fitted: np.ndarray,
+    studentized: np.ndarray,
+    kept: np.ndarray,
+) -> tuple[np.ndarray, Reference]:
+    """p-values of every row: ``studentized`` (squared honest residuals of variance sigma^2)
+    over sigma^2 from the kept rows, over the local variance (in x, or in the honest fitted
+    values ``fitted`` (n, C) where C = 1), against the reference fitted on every row."""
+    finite = np.isfinite(studentized)
+    variance = float(np.median(studentized[kept & finite])) / stats.chi2.ppf(0.5, df=1)
+    if not variance > 0:
+        return np.ones(studentized.size), Reference(np.inf, 1.0)
+    scaled = np.where(finite, studentized / variance, np.inf)
+    candidates = [local_variance(X, scaled, kept)]
+    if fitted.shape[1] == 1:
+        spread = float(np.std(fitted[kept]))
+        candidates.append(local_variance(fitted / (spread if spread > 0 else 1.0), scaled, kept))
+    factors, _ = max(candidates, key=lambda item: item[1])
+    with np.errstate(invalid="ignore"):
+        z = np.sqrt(scaled / factors / fitted.shape[1])
+    reference = fit_reference(z)  # every row: the truncation keeps gross outliers out
+    return reference.pvalues(z), reference
+
+
+def second_stage(
+    X: np.ndarray,
+    Y: np.ndarray,
+    start_kept: np.ndarray,
+    refit: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+) -> Evidence:
+    """Give back the start's flagged rows that are plausible (p-value at least
+    ``FLAG_LEVEL``), refitting on the rows kept until they repeat.
+
+    ``refit(kept)`` returns the honest residuals (n, C) and their studentized squared norms
+    (n,) of the model fitted on the rows ``kept``.
+    """
+    flagged = ~start_kept
+    kept = start_kept.copy()
+    for _ in range(MAX_ROUNDS):
+        residuals, studentized = refit(kept)
+        pvalues, reference = judge(X, Y - residuals, studentized, kept)
+        updated = ~(flagged & (pvalues < FLAG_LEVEL))
+        if np.array_equal(updated, kept):
+            break
+        kept = updated
+    # the robust z: the normal quantile of the p-value, signed as the residual
+    z = np.sign(residuals[:, 0]) * stats.norm.isf(np.clip(pvalues, 1e-300, 1.0) / 2.0)
+    return Evidence(kept, pvalues, z, residuals, Y - residuals, x_distance(X, kept), reference)
+
+
+EVIDENCE_COLUMNS = ("flagged", "kind", "residual", "fitted", "robust_z", "pvalue", "x_distance")
+
+
+def evidence_table(evidence: Evidence, scale: float, flagged: np.ndarray) -> dict[str, np.ndarray]:
+    """The per-row evidence as columns of one length (``pandas.DataFrame(table)`` shows it;
+    a dict of arrays, which skops saves), residuals and fitted values times ``scale`` (the
+    factor the fit divided the targets by): ``flagged``, the rows the fit left out (those
+    of the second stage, or a given epsilon's trim); ``kind``, "wrong y" for a flagged
+    row among the kept rows in x, "unusual x" for one farther than ``UNUSUAL_X`` typical
+    spacings from every kept row (the fit extrapolates there), "" for a kept row;
+    ``residual`` y - f(x) (honest: leave-one-out for a kept row) and ``fitted`` f(x) of the
+    first output; ``robust_z``, the normal quantile of the p-value signed as the residual;
+    ``pvalue``; ``x_distance``."""
+    kind = np.where(flagged, np.where(evidence.unusual_x, "unusual x", "wrong y"), "")
+    return {
+        "flagged": np.asarray(flagged, dtype=bool),
+        "kind": kind.astype(str),
+        "residual": evidence.residuals[:, 0] * scale,
+        "fitted": evidence.fitted[:, 0] * scale,
+        "robust_z": evidence.z,
+        "pvalue": evidence.pvalues,
+        "x_distance": evidence.x_distance,
+    }

@@ -1,0 +1,168 @@
+"""The second stage of the automatic regression fit (kernel="auto"): flagged rows given back
+where plausible, every row's p-value and evidence, and a given epsilon obeyed."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from conftest import hawkins_like
+from robustkernel import SubquantileKernelRegressor
+from robustkernel.subquantile._second_stage import (
+    EVIDENCE_COLUMNS,
+    FLAG_LEVEL,
+    Reference,
+    fit_reference,
+    local_variance,
+    x_distance,
+)
+
+
+def test_fit_reference_recovers_the_normal_and_a_heavy_tail():
+    rng = np.random.default_rng(0)
+    normal = fit_reference(rng.normal(scale=1.0, size=4000))
+    assert np.isinf(normal.dof) and abs(normal.scale - 1.0) < 0.05
+    heavy = fit_reference(rng.standard_t(3, size=4000))
+    assert heavy.dof <= 5
+    # gross outliers beyond the truncation do not move it
+    z = np.concatenate([rng.normal(size=2000), np.full(600, 40.0)])
+    contaminated = fit_reference(z)
+    assert np.isinf(contaminated.dof) and abs(contaminated.scale - 1.0) < 0.06
+
+
+def test_reference_pvalues_are_the_two_sided_tail():
+    z = np.array([0.0, 1.96, -2.5, np.inf])
+    np.testing.assert_allclose(
+        Reference(np.inf, 1.0).pvalues(z), [1.0, 0.04999579, 0.01241933, 0.0], rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        Reference(3.0, 2.0).pvalues(np.array([4.0])), 2 * stats.t(3).sf(2.0), rtol=1e-12
+    )
+
+
+def test_local_variance_follows_a_spread_that_grows_and_stays_flat_on_a_constant_one():
+    rng = np.random.default_rng(1)
+    x = np.sort(rng.uniform(0, 1, size=2000))[:, None]
+    kept = np.ones(x.shape[0], dtype=bool)
+    growing = (1.0 + 3.0 * x[:, 0]) ** 2 * rng.chisquare(1, size=x.shape[0])
+    factors, _ = local_variance(x, growing / np.median(growing), kept)
+    # the ratio of the ends' variances: (4 / 1)^2 = 16 (the clip at 3 sigma lowers it)
+    assert factors[-100:].mean() / factors[:100].mean() > 6
+    flat, explained = local_variance(x, rng.chisquare(1, size=x.shape[0]), kept)
+    assert np.abs(flat - 1.0).max() < 0.25 and explained < 0.01
+
+
+def test_x_distance_is_in_units_of_the_kept_rows_spacing():
+    X = np.array([[0.0], [1.0], [2.0], [3.0], [13.0]])
+    kept = np.array([True, True, True, True, False])
+    np.testing.assert_allclose(x_distance(X, kept), [1, 1, 1, 1, 10])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_clean_gaussian_rows_get_calibrated_pvalues_and_almost_no_flags(seed):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, size=(600, 2))
+    y = X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=600)
+    model = SubquantileKernelRegressor().fit(X, y)
+    p = model.outlier_pvalues_
+    assert p.shape == (600,) and np.all((p >= 0) & (p <= 1))
+    # binomial tolerance around the nominal shares (600 rows: sd 2.4 rows at 1%, 5.3 at 5%)
+    assert (p < 0.01).sum() <= 6 + 3 * 2.4
+    assert abs((p < 0.05).sum() - 30) <= 3 * 5.3
+    assert (~model.inlier_mask_).mean() <= 0.01
+
+
+@pytest.mark.xfail(
+    reason="issue 61, open: with 5% gross errors beside t(3) errors, 5.5% of the clean rows stay "
+    "flagged (1.7% on clean t(3) rows, tests above); target <= 2 x lmrob's (about 1.3%)",
+    strict=False,
+)
+def test_heavy_tails_are_not_flagged_as_outliers():
+    """t(3) errors: the start's normal cutoff flags the tail; the second stage gives it back
+    (at most twice FLAG_LEVEL flagged), while gross errors stay flagged."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-2, 2, size=(800, 2))
+    y = X[:, 0] + 0.5 * X[:, 1] + rng.standard_t(3, size=800)
+    bad = np.zeros(800, dtype=bool)
+    bad[:40] = True
+    y[bad] += 30.0
+    model = SubquantileKernelRegressor().fit(X, y)
+    assert not model.inlier_mask_[bad].any()
+    assert (~model.inlier_mask_[~bad]).mean() <= 2 * FLAG_LEVEL
+
+
+def test_heteroscedastic_rows_are_given_back():
+    rng = np.random.default_rng(4)
+    X = rng.uniform(0, 4, size=(800, 1))
+    y = 2.0 * X[:, 0] + (0.2 + X[:, 0]) * rng.normal(size=800)  # sd 0.2 to 4.2
+    model = SubquantileKernelRegressor().fit(X, y)
+    assert (~model.inlier_mask_).mean() <= 2 * FLAG_LEVEL
+
+
+def test_evidence_of_bad_leverage_rows_says_unusual_x_and_the_residual_in_target_units():
+    X, y = hawkins_like()
+    model = SubquantileKernelRegressor().fit(X, 1000.0 * y)  # target units: thousands
+    table = pd.DataFrame(model.outlier_evidence_)
+    assert list(table.columns) == list(EVIDENCE_COLUMNS)
+    np.testing.assert_array_equal(table["flagged"], ~model.inlier_mask_)
+    assert table["flagged"][:10].all() and table["flagged"][10:].sum() <= 1
+    assert (table["kind"][:10] == "unusual x").all()
+    assert (table["kind"][10:][~table["flagged"][10:]] == "").all()
+    # the residual of a flagged row is y less the plane's extrapolation (0.2 x1 + 0.1 x2 - 0.1 x3)
+    plane = 1000.0 * (X[:10] @ np.array([0.2, 0.1, -0.1]))
+    assert np.all(np.abs(table["residual"][:10] - (1000.0 * y[:10] - plane)) < 1500.0)
+    np.testing.assert_allclose(table["fitted"] + table["residual"], 1000.0 * y, rtol=1e-9)
+    assert np.all(table["pvalue"][:10] < 1e-6) and np.all(table["robust_z"][:10] > 5)
+
+
+def test_a_wrong_target_among_ordinary_rows_is_wrong_y():
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-2, 2, size=(200, 2))
+    y = X[:, 0] - X[:, 1] + 0.3 * rng.normal(size=200)
+    y[7] += 6.0
+    model = SubquantileKernelRegressor().fit(X, y)
+    assert not model.inlier_mask_[7]
+    assert model.outlier_evidence_["kind"][7] == "wrong y"
+    assert model.outlier_pvalues_[7] < FLAG_LEVEL
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 0.1, 0.2, 0.35])
+def test_a_given_epsilon_is_obeyed_under_the_default_kernel(epsilon):
+    X, y = hawkins_like()
+    model = SubquantileKernelRegressor(epsilon=epsilon).fit(X, y)
+    assert model.inlier_mask_.sum() == int(np.ceil((1.0 - epsilon) * y.size))
+    np.testing.assert_array_equal(model.outlier_evidence_["flagged"], ~model.inlier_mask_)
+
+
+@pytest.mark.xfail(
+    reason="issue 61, open: without an intercept the start keeps the bad leverage cluster of "
+    "this generator (seed 0: rows 9-13 and 47 flagged; the code before the second stage too)",
+    strict=False,
+)
+def test_without_an_intercept_the_bad_leverage_rows_are_flagged():
+    X, y = hawkins_like()
+    model = SubquantileKernelRegressor(fit_intercept=False).fit(X, y)
+    np.testing.assert_array_equal(np.flatnonzero(~model.inlier_mask_), np.arange(10))
+
+
+OPEN_SEEDS = {1, 2, 4, 6}  # issue 61, open: the start keeps the cluster (so did the code before)
+
+
+@pytest.mark.parametrize(
+    "seed",
+    [
+        pytest.param(seed, marks=pytest.mark.xfail(reason="issue 61, open", strict=False))
+        if seed in OPEN_SEEDS
+        else seed
+        for seed in range(8)
+    ],
+)
+def test_hawkins_like_seeds_flag_the_cluster_and_predict_the_plane(seed):
+    X, y = hawkins_like(seed)
+    model = SubquantileKernelRegressor().fit(X, y)
+    assert not model.inlier_mask_[:10].any()
+    assert model.inlier_mask_[10:].mean() >= 0.95
+    rng = np.random.default_rng(100 + seed)
+    X_test = rng.uniform(0, 3.5, size=(200, 3))
+    truth = X_test @ np.array([0.2, 0.1, -0.1])
+    assert np.sqrt(np.mean((model.predict(X_test) - truth) ** 2)) < 0.3  # noise sd 0.5
