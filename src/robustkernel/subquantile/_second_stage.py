@@ -54,6 +54,7 @@ MIN_NEIGHBOURS = 10
 NEIGHBOUR_SHARE = 0.2  # the local scale's neighbours: this share of the kept rows, at least 10
 MAX_ROUNDS = 10
 LOCAL_RANGE = 25.0  # the local variance stays within [1 / 25, 25] times the global one
+X_NEIGHBOURS = 5  # the x-distance is to the 5th nearest kept row
 UNUSUAL_X = 3.0  # x-distance (in units of the kept rows' typical spacing) beyond: unusual x
 
 
@@ -167,15 +168,18 @@ class Evidence:
 
 
 def x_distance(X: np.ndarray, kept: np.ndarray) -> np.ndarray:
-    """Each row's Euclidean distance to its nearest kept row (itself left out), over the
-    median of that distance among the kept rows (1 where that median is 0)."""
+    """Each row's Euclidean distance to its ``X_NEIGHBOURS``-th nearest kept row (itself left
+    out), over the median of that distance among the kept rows (1 where that median is 0):
+    a few kept rows near a flagged group (hbk's four good leverage rows beside its ten bad
+    ones) do not make its region a usual one."""
     index = np.flatnonzero(kept)
-    if index.size < 2:
+    neighbours = min(X_NEIGHBOURS, index.size - 1)
+    if neighbours < 1:
         return np.zeros(X.shape[0])
-    distances, _ = NearestNeighbors(n_neighbors=2).fit(X[index]).kneighbors(X)
+    distances, _ = NearestNeighbors(n_neighbors=neighbours + 1).fit(X[index]).kneighbors(X)
     own = np.zeros(X.shape[0], dtype=bool)
     own[index] = True
-    distance = np.where(own, distances[:, 1], distances[:, 0])
+    distance = np.where(own, distances[:, neighbours], distances[:, neighbours - 1])
     typical = float(np.median(distance[index]))
     return distance / typical if typical > 0 else distance
 
