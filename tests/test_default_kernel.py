@@ -8,9 +8,16 @@ the same rows repeated, and the oracle fitted on the clean rows.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
+from scipy import sparse
+from scipy.linalg import LinAlgWarning
+from sklearn.kernel_approximation import RBFSampler
+from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import LinearRegression, Ridge
+from sklearn.metrics.pairwise import rbf_kernel
 from test_high_breakdown import _hawkins_like
 
 from robustkernel import SubquantileKernelRegressor
@@ -173,3 +180,161 @@ def test_column_quantiles_with_integer_weights_equal_those_of_the_repeated_rows(
             rtol=0,
             atol=1e-12,
         )
+
+
+@pytest.mark.parametrize("n_components", ["auto", 20])
+def test_random_fourier_features_make_the_automatic_kernel_rbf(n_components):
+    # approximation="rff" approximates the rbf kernel only: kernel="auto" with it is the fit
+    # of kernel="rbf" (it was refused where n_components gave features, and chose the linear
+    # kernel of these rows where it did not)
+    X, y = _hawkins_like()
+    assert SubquantileKernelRegressor().fit(X, y).kernel_ == "linear"
+    params = {"approximation": "rff", "n_components": n_components, "random_state": 0}
+    model = SubquantileKernelRegressor(**params).fit(X, y)
+    rbf = SubquantileKernelRegressor(kernel="rbf", **params).fit(X, y)
+    assert model.kernel_ == "rbf"
+    assert not hasattr(model, "feature_scale_")  # the rbf fit's units: those given
+    if n_components == 20:
+        assert isinstance(model.feature_map_, RBFSampler)
+        assert model.feature_map_.gamma == model.gamma_
+    np.testing.assert_array_equal(model.inlier_mask_, rbf.inlier_mask_)
+    np.testing.assert_allclose(model.predict(X), rbf.predict(X), rtol=1e-12, atol=1e-12)
+
+
+def _sine_with_one_far_row(n: int = 60):
+    """A sine in one feature, noise sd 0.1, and row 0's target far off it (10)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2.0, 2.0, size=(n, 1))
+    y = np.sin(2.0 * X[:, 0]) + 0.1 * rng.normal(size=n)
+    y[0] = 10.0
+    return X, y
+
+
+def _weighted_ridge_with_intercept(model, X, y, weights, kept):
+    """Kernel ridge with an unpenalized intercept on the rows ``kept``, each weighted,
+    at the model's rbf kernel, gamma and alpha in its fitted units: the normal equations
+    ``(W K + alpha I) c + W 1 b = W y``, ``1' W (K c + b - y) = 0`` solved directly."""
+    Z = (X - model.feature_center_) / model.feature_scale_
+    K = rbf_kernel(Z[kept], gamma=model.gamma_)
+    w, m = weights[kept], int(kept.sum())
+    system = np.block(
+        [
+            [w[:, None] * K + model.alpha_ * np.eye(m), w[:, None]],
+            [(w @ K)[None, :], np.array([[w.sum()]])],
+        ]
+    )
+    solution = np.linalg.solve(system, np.r_[w * y[kept], w @ y[kept]])
+    return rbf_kernel(Z, Z[kept], gamma=model.gamma_) @ solution[:-1] + solution[-1]
+
+
+@pytest.mark.parametrize("weight", [1e300, 60.0])
+def test_a_row_weighing_more_than_all_the_others_is_kept_and_followed(weight):
+    # row 0 weighs more than the 59 others together: a majority on its own, which no trim of
+    # less than half of the weight removes (kernel="auto"'s start, which sees each row once,
+    # flagged it and the fit missed its target by 5.4 at weight 1e300)
+    X, y = _sine_with_one_far_row()
+    weights = np.ones(y.size)
+    weights[0] = weight
+    model = SubquantileKernelRegressor().fit(X, y, sample_weight=weights)
+    assert model.kernel_ == "rbf"
+    assert model.inlier_mask_[0]
+    predictions = model.predict(X)
+    assert np.all(np.isfinite(predictions))
+    if weight == 1e300:
+        # followed as scikit-learn's KernelRidge follows it, at any alpha
+        assert abs(predictions[0] - y[0]) < 1e-3 * np.std(y)
+        with warnings.catch_warnings():  # the weights' range is beyond its Cholesky's
+            warnings.simplefilter("ignore", LinAlgWarning)
+            ridge = KernelRidge(alpha=1.0, kernel="rbf", gamma=1.0)
+            ridge.fit(X, y, sample_weight=weights)
+        assert abs(ridge.predict(X[:1])[0] - y[0]) < 1e-3 * np.std(y)
+    else:  # the weighted ridge on the rows kept, computed independently
+        expected = _weighted_ridge_with_intercept(model, X, y, weights, model.inlier_mask_)
+        np.testing.assert_allclose(predictions, expected, rtol=1e-7, atol=1e-9)
+
+
+def test_a_heavy_row_short_of_a_majority_may_still_be_flagged():
+    # weight 58 against 59: not a majority, and the start's flag stands
+    X, y = _sine_with_one_far_row()
+    weights = np.ones(y.size)
+    weights[0] = 58.0
+    model = SubquantileKernelRegressor().fit(X, y, sample_weight=weights)
+    assert not model.inlier_mask_[0]
+    assert abs(model.predict(X[:1])[0] - y[0]) > 5.0
+
+
+@pytest.mark.parametrize(
+    "weights",
+    [
+        np.r_[1e308, 1e308, np.ones(58)],
+        np.r_[np.full(59, 1e-300), 1.0],
+        np.r_[np.full(30, 1e300), np.full(30, 1e-300)],
+        np.full(60, 1e-310),
+        np.r_[np.full(59, 1e308), 3.0],
+    ],
+    ids=["two huge", "one against tiny", "huge and tiny halves", "subnormal", "one light"],
+)
+def test_finite_weights_of_any_magnitude_give_finite_predictions(weights):
+    X, y = _sine_with_one_far_row()
+    model = SubquantileKernelRegressor().fit(X, y, sample_weight=weights)
+    assert np.all(np.isfinite(model.predict(X)))
+    assert np.isfinite(model.alpha_)
+
+
+def _zero_filled_quadratic(n: int, p: int, zeros: float, seed: int):
+    """Columns around 1 with a share ``zeros`` of exact zeros (so that the column medians
+    are not 0), a quadratic target (the degree-2 polynomial kernel's, which a translation of
+    X changes) and 10% of the targets shifted by N(0, 10^2)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(1.0, 1.0, size=(n, p))
+    X[rng.random((n, p)) < zeros] = 0.0
+    y = (X[:, 0] - 1.0) ** 2 + X[:, -1] + 0.1 * rng.normal(size=n)
+    bad = rng.random(n) < 0.1
+    y[bad] += rng.normal(0.0, 10.0, size=bad.sum())
+    return X, y
+
+
+@pytest.mark.parametrize(
+    "n, p, zeros, seed",
+    [
+        (90, 2, 0.3, 4),
+        (120, 2, 0.1, 2),
+        (100, 2, 0.05, 5),
+        pytest.param(SELECTION_ROWS + 100, 2, 0.2, 6, marks=pytest.mark.slow),
+    ],
+)
+def test_sparse_rows_fit_as_the_dense_array(n, p, zeros, seed):
+    # sparse X was scaled but not centred, and the polynomial kernel's fit of the same rows
+    # kept other rows and predicted otherwise (relative differences up to 5e-3 here)
+    X, y = _zero_filled_quadratic(n, p, zeros, seed)
+    dense = SubquantileKernelRegressor(random_state=0).fit(X, y)
+    model = SubquantileKernelRegressor(random_state=0).fit(sparse.csr_matrix(X), y)
+    assert dense.kernel_ == model.kernel_ == "poly"
+    assert sparse.issparse(model.X_fit_)
+    np.testing.assert_allclose(model.feature_center_, np.median(X, axis=0), rtol=1e-15)
+    np.testing.assert_array_equal(model.inlier_mask_, dense.inlier_mask_)
+    assert (model.alpha_, model.gamma_) == (dense.alpha_, dense.gamma_)
+    X_test = _zero_filled_quadratic(100, p, zeros, seed + 1)[0]
+    expected = dense.predict(X_test)
+    np.testing.assert_allclose(
+        model.predict(sparse.csr_matrix(X_test)),
+        expected,
+        rtol=1e-8,
+        atol=1e-8 * np.abs(expected).max(),
+    )
+
+
+def test_centring_sparse_rows_fills_only_the_columns_of_median_other_than_zero():
+    from robustkernel.subquantile._feature_scaling import FeatureScaling
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(2.0, 1.0, size=(200, 3))
+    X[rng.random((200, 3)) < np.array([0.1, 0.9, 0.6])] = 0.0  # medians: not 0, 0, 0
+    scaling = FeatureScaling.fit(sparse.csr_matrix(X))
+    np.testing.assert_allclose(scaling.center, np.median(X, axis=0), rtol=1e-15)
+    Z = scaling.transform(sparse.csr_matrix(X))
+    assert sparse.isspmatrix_csr(Z)
+    np.testing.assert_array_equal(Z.toarray(), (X - scaling.center) / scaling.scale)
+    stored = np.diff(Z.tocsc().indptr)
+    assert stored[0] == 200  # filled
+    np.testing.assert_array_equal(stored[1:], np.count_nonzero(X[:, 1:], axis=0))

@@ -45,9 +45,8 @@ def test_regressor_defaults_on_sparse_rows_equal_the_dense_fit(form):
     )
     np.testing.assert_array_equal(model.inlier_mask_, dense.inlier_mask_)
     X_test = sparse_rows(40, seed=2)
-    # kernel="auto" centres dense columns, not sparse ones (it would fill them): the same
-    # model in exact arithmetic (the rbf and linear kernels do not see a translation), equal
-    # to rounding here (largest difference 1.9e-8 on outputs of order 1)
+    # kernel="auto" centres sparse columns as dense ones (filling only those of median
+    # other than 0): the same model, equal to rounding
     np.testing.assert_allclose(
         model.predict(sparse.csr_array(X_test)), dense.predict(X_test), rtol=1e-6, atol=1e-7
     )

@@ -64,8 +64,10 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         the model is the weighted ridge on the rows kept; with a ``link`` the start runs on
         the targets and the link model is fitted on the rows it keeps. It refuses the solvers'
         options (``solver``, ``init``, ``n_init``, ``radius``, ``smoothing``, ``line_search``,
-        refine="biweight"), ``device`` and approximation="rff": give a kernel for those
-        (the papers' estimator: kernel="rbf"). ``kernel_`` reports the choice.
+        refine="biweight") and ``device``: give a kernel for those (the papers' estimator:
+        kernel="rbf"). With approximation="rff", which approximates the rbf kernel only,
+        "auto" is kernel="rbf" at any size (the same fit: no start, no column scaling, the
+        solvers' options taken). ``kernel_`` reports the choice.
     gamma : float, "auto" or None, default="auto"
         Kernel parameter, passed to ``pairwise_kernels`` as KernelRidge does; None means 1 /
         n_features for the kernels that take it. "auto" with alpha="auto": for each gamma of a
@@ -88,8 +90,8 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
     kernel_params : dict, default=None
         Extra keyword arguments of a callable kernel.
     n_components : int, "auto" or None, default="auto"
-        "auto": the exact kernel model up to 4000 rows (and always for kernel="precomputed",
-        kernel="auto" or a ``device``), beyond it ceil(5 sqrt(n)) Nystroem features, at most 1000
+        "auto": the exact kernel model up to 4000 rows (and always for kernel="precomputed"
+        or a ``device``), beyond it ceil(5 sqrt(n)) Nystroem features, at most 1000
         and at most what four n x m float64 arrays leave of the available memory (``n_components_``
         says which). None fits the exact kernel model (O(n^2) memory). An integer m fits the
         approximate model :math:`f(x) = z(x)^\top \theta + b` on m kernel features z
@@ -101,7 +103,9 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
     approximation : {"nystroem", "rff"}, default="nystroem"
         Features when ``n_components`` is set: :class:`sklearn.kernel_approximation.Nystroem`
         (m landmark rows drawn with ``random_state``; any kernel but "precomputed") or random
-        Fourier features :class:`sklearn.kernel_approximation.RBFSampler` (kernel="rbf" only).
+        Fourier features :class:`sklearn.kernel_approximation.RBFSampler` (kernel="rbf" only;
+        with kernel="auto", "rff" makes the kernel rbf, ``kernel_`` "rbf", whether or not
+        ``n_components`` resolves to features).
     dtype : {"float64", "float32"}, default="float64"
         Storage type of the n x m feature matrix when ``n_components`` is set; "float32"
         halves its memory. Sums and solves stay in float64.
@@ -218,9 +222,11 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         ``(X - feature_center_) / feature_scale_``.
     feature_center_, feature_scale_ : ndarray of shape (n_features,)
         kernel="auto" only: the model is fitted, and predicts, on ``(x - feature_center_) /
-        feature_scale_``: each column's median and 1.4826 times its median absolute deviation
-        (its standard deviation where that is 0, and 1 where both are; sparse X: centre 0,
-        scaled only), so that the fit does not depend on the units of X. ``gamma_``, and a
+        feature_scale_``: each column's median and the larger of 1.4826 times its median
+        absolute deviation and its interquartile range / 1.349 (its standard deviation where
+        both are 0, and 1 where that is too; sparse X the same as its dense form, kept sparse:
+        only the columns of median other than 0 are filled), so that the fit does not depend
+        on the units of X. ``gamma_``, and a
         given ``gamma``, are in those units.
     inlier_mask_ : ndarray of bool, shape (n_samples,)
         True for the rows of the final fit (the k rows of the subquantile, less those
@@ -370,7 +376,12 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
             runs on the distinct rows, each weighing its copies; epsilon, alpha and gamma "auto"
             and the trim of refine="reject" are chosen by the fit without weights on them,
             then the weighted fit runs at them (the "alternating" solver; not with
-            refine="biweight" or device).
+            refine="biweight" or device). A row whose weight exceeds the sum of the others'
+            is a majority on its own, which no trim of less than half of the weight removes
+            (the rule of a fit of 50% breakdown): it is kept. kernel="auto", whose start sees
+            each row once and may flag it, fits its model on the rows the start kept and on
+            that row with its whole weight, which the fit then follows (one row of weight
+            1e300 off the trend: its residual 0, as under scikit-learn's KernelRidge).
 
         Returns
         -------
@@ -456,8 +467,8 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
     kernel_params : dict, default=None
         Extra keyword arguments of a callable kernel.
     n_components : int, "auto" or None, default="auto"
-        "auto": the exact kernel model up to 4000 rows (and always for kernel="precomputed",
-        kernel="auto" or a ``device``), beyond it ceil(5 sqrt(n)) Nystroem features, at most 1000
+        "auto": the exact kernel model up to 4000 rows (and always for kernel="precomputed"
+        or a ``device``), beyond it ceil(5 sqrt(n)) Nystroem features, at most 1000
         and at most what four n x m float64 arrays leave of the available memory (``n_components_``
         says which). None fits the exact kernel model (O(n^2) memory). An integer m fits the
         approximate model :math:`f(x) = z(x)^\top \theta + b` on m kernel features z

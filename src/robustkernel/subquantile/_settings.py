@@ -177,9 +177,25 @@ def validate_settings(
             f"{estimator}.fit on {INPUT_NAMES[kind]} does not support " + "; ".join(problems)
             + "."
         )
+    params = _resolve_kernel(params, task)
     solver = SOLVERS[params["solver"]]
     _check_combinations(params, task, solver, estimator)
     return FitSettings(dict(params), kind, estimator, solver, _solver_options(params, solver))
+
+
+def _resolve_kernel(params: Mapping[str, Any], task: Task) -> Mapping[str, Any]:
+    """``params`` with the kernel a regression's kernel="auto" resolves to before any fit:
+    approximation="rff" names the rbf kernel (random Fourier features exist for it only), so
+    kernel="auto" with it is kernel="rbf", at any size (whether or not ``n_components``
+    resolves to features); otherwise the parameters as given (a classifier's kernel="auto"
+    is refused by the rules between parameters)."""
+    if (
+        _is_auto(params["kernel"])
+        and not task.classifier
+        and _same(params["approximation"], "rff")
+    ):
+        return {**params, "kernel": "rbf"}
+    return params
 
 
 def unsupported(params: Mapping[str, Any], task: Task, kind: InputKind) -> list[str]:
@@ -221,11 +237,6 @@ def _check_automatic_kernel(params: Mapping[str, Any], task: Task, estimator: st
     if task.classifier:
         raise ValueError(
             f'kernel="auto" is for regression; give {estimator} a kernel (e.g. kernel="rbf").'
-        )
-    if params["approximation"] == "rff" and params["n_components"] is not None:
-        raise ValueError(
-            'approximation="rff" approximates the rbf kernel only, and kernel="auto" may choose '
-            'the linear or polynomial kernel: give kernel="rbf", or approximation="nystroem".'
         )
     solver_options = {
         name: params[name]
