@@ -239,6 +239,22 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         (exact), so targets of any magnitude fit alike; losses of targets beyond ~1e154 are
         then inf here and in ``threshold_`` and ``objective_history_`` (the squares overflow
         float64), which does not affect the fit.
+    outlier_pvalues_ : ndarray of shape (n_samples,) or None
+        kernel="auto" (the default): each row's p-value, the chance that a correct row has an
+        honest residual (leave-one-out for a kept row) this large under the noise the rows
+        show: a local scale (in x or in the fitted value) and the normal's or a Student's t's
+        tails fitted to the rows. A row is flagged where the high-breakdown start flags it and
+        its p-value is below 0.01 (the second stage gives the others back); a given epsilon
+        trims its count whatever the p-values. None with a given kernel, on more than 2000
+        rows or with features (``n_components``).
+    outlier_evidence_ : dict of ndarray or None
+        kernel="auto": the evidence of every row, ``pandas.DataFrame(outlier_evidence_)`` shows
+        it: ``flagged`` (``~inlier_mask_``), ``kind`` ("wrong y": a flagged row among the kept
+        rows in x; "unusual x": one more than 3 typical spacings from the kept rows, where the
+        fit extrapolates; "" for a kept row), ``residual`` y - f(x) and ``fitted`` f(x) in the
+        target's units (honest), ``robust_z`` (the normal quantile of the p-value, signed as the
+        residual), ``pvalue`` and ``x_distance`` (to the 5th nearest kept row, in units of the
+        kept rows' own). None where ``outlier_pvalues_`` is.
     threshold_ : float
         The k-th smallest loss: rows scoring above it are flagged (``refine="reject"`` may flag
         rows below it too; with ``refine="biweight"``: the loss beyond which a row gets

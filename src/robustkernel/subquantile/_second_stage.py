@@ -44,6 +44,8 @@ import numpy as np
 from scipy import optimize, stats
 from sklearn.neighbors import NearestNeighbors
 
+from ..trimming import MAX_ROUNDS
+
 FLAG_LEVEL = 0.01  # a start-flagged row stays flagged where its p-value is below this
 TRUNCATION = 3.0  # the reference is fitted to standardized residuals within this
 MIN_DOF = 3.0  # the heaviest reference tail: t(3)
@@ -52,7 +54,6 @@ LIKELIHOOD_RATIO = stats.chi2.ppf(0.99, df=1)  # 2 x log-likelihood gain that th
 CLIP = 9.0  # squared standardized residuals are clipped here in the local scale (3 sigma)
 MIN_NEIGHBOURS = 10
 NEIGHBOUR_SHARE = 0.2  # the local scale's neighbours: this share of the kept rows, at least 10
-MAX_ROUNDS = 10
 LOCAL_RANGE = 25.0  # the local variance stays within [1 / 25, 25] times the global one
 X_NEIGHBOURS = 5  # the x-distance is to the 5th nearest kept row
 UNUSUAL_X = 3.0  # x-distance (in units of the kept rows' typical spacing) beyond: unusual x
@@ -155,16 +156,11 @@ class Evidence:
 
     kept: np.ndarray  # bool: the rows kept
     pvalues: np.ndarray  # (n,): two-sided p-value of the honest residual
-    z: np.ndarray  # (n,): the honest residual over its local scale (reference units)
+    z: np.ndarray  # (n,): the robust z, the normal quantile of the p-value signed as the residual
     residuals: np.ndarray  # (n,) or (n, C): honest residual y - f(x)
     fitted: np.ndarray  # (n,) or (n, C): the honest prediction f(x)
-    x_distance: np.ndarray  # (n,): distance to the nearest kept row over the typical spacing
+    x_distance: np.ndarray  # (n,): see :func:`x_distance`
     reference: Reference
-
-    @property
-    def unusual_x(self) -> np.ndarray:
-        """Rows farther from the kept rows than ``UNUSUAL_X`` typical spacings."""
-        return self.x_distance > UNUSUAL_X
 
 
 def x_distance(X: np.ndarray, kept: np.ndarray) -> np.ndarray:
@@ -235,6 +231,12 @@ def second_stage(
     return Evidence(kept, pvalues, z, residuals, Y - residuals, x_distance(X, kept), reference)
 
 
+def flag_kinds(flagged: np.ndarray, distance: np.ndarray) -> np.ndarray:
+    """ "unusual x" for a flagged row farther than ``UNUSUAL_X`` from the kept rows, "wrong y"
+    for another flagged row, "" for a kept one."""
+    return np.where(flagged, np.where(distance > UNUSUAL_X, "unusual x", "wrong y"), "")
+
+
 EVIDENCE_COLUMNS = ("flagged", "kind", "residual", "fitted", "robust_z", "pvalue", "x_distance")
 
 
@@ -248,10 +250,10 @@ def evidence_table(evidence: Evidence, scale: float, flagged: np.ndarray) -> dic
     ``residual`` y - f(x) (honest: leave-one-out for a kept row) and ``fitted`` f(x) of the
     first output; ``robust_z``, the normal quantile of the p-value signed as the residual;
     ``pvalue``; ``x_distance``."""
-    kind = np.where(flagged, np.where(evidence.unusual_x, "unusual x", "wrong y"), "")
+    kind = flag_kinds(flagged, evidence.x_distance)
     return {
         "flagged": np.asarray(flagged, dtype=bool),
-        "kind": kind.astype(str),
+        "kind": kind,
         "residual": evidence.residuals[:, 0] * scale,
         "fitted": evidence.fitted[:, 0] * scale,
         "robust_z": evidence.z,

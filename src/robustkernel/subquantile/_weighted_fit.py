@@ -18,6 +18,7 @@ from ..trimming import (
 )
 from ._in_memory import InMemoryFit
 from ._result import FitResult
+from ._second_stage import flag_kinds
 from ._settings import FitSettings, unsupported
 from ._stage import MemoryCheck
 from ._tasks import Task
@@ -100,11 +101,17 @@ def _fit_distinct_rows(
         settings, task, _safe_indexing(X, first), y[first], check_memory, unique.weights, X
     )
     kept = spread_kept_weight(unique, result.row_weights, sample_weight)
+    evidence = None
+    if result.evidence is not None:  # each given row takes its distinct row's evidence
+        evidence = {name: column[unique.inverse] for name, column in result.evidence.items()}
+        evidence["flagged"] = kept == 0
+        evidence["kind"] = flag_kinds(kept == 0, evidence["x_distance"])
     return replace(
         result,
         inlier_mask=kept > 0,
         outlier_scores=result.outlier_scores[unique.inverse],
         row_weights=kept,
+        evidence=evidence,
     )
 
 
@@ -167,6 +174,7 @@ def _fit_rows(
         # points back in with integer weights 1-3), and on a majority row
         kept = chosen.inlier_mask | _majority_row(weights)
         result = fit.fit_on_fixed_rows(kept, float(inner.alpha), chosen.gamma)
+        result = replace(result, evidence=chosen.evidence)
     else:
         result = fit.run()
     with np.errstate(over="ignore"):
