@@ -175,3 +175,20 @@ def test_hawkins_like_seeds_flag_the_cluster_and_predict_the_plane(seed):
     X_test = rng.uniform(0, 3.5, size=(200, 3))
     truth = X_test @ np.array([0.2, 0.1, -0.1])
     assert np.sqrt(np.mean((model.predict(X_test) - truth) ** 2)) < 0.3  # noise sd 0.5
+
+
+def test_beyond_the_exact_route_every_row_gets_evidence():
+    """2100 rows: the start runs on a sample and the second stage judges every row once."""
+    rng = np.random.default_rng(6)
+    n = 2100
+    X = rng.uniform(-2, 2, size=(n, 2))
+    y = X[:, 0] - 0.5 * X[:, 1] + 0.3 * rng.normal(size=n)
+    y[:100] += rng.choice([-1.0, 1.0], size=100) * rng.uniform(3.0, 6.0, size=100)
+    model = SubquantileKernelRegressor().fit(X, y)
+    table = pd.DataFrame(model.outlier_evidence_)
+    assert table.shape == (n, len(EVIDENCE_COLUMNS))
+    np.testing.assert_array_equal(table["flagged"], ~model.inlier_mask_)
+    assert table["flagged"][:100].mean() >= 0.95 and table["flagged"][100:].mean() <= 0.01
+    assert (table["kind"][:100][table["flagged"][:100]] == "wrong y").all()
+    np.testing.assert_allclose(table["fitted"] + table["residual"], y, rtol=1e-9, atol=1e-9)
+    assert (model.outlier_pvalues_[100:] < 0.05).mean() <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / n)

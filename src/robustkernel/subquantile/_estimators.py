@@ -245,8 +245,11 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         show: a local scale (in x or in the fitted value) and the normal's or a Student's t's
         tails fitted to the rows. A row is flagged where the high-breakdown start flags it and
         its p-value is below 0.01 (the second stage gives the others back); a given epsilon
-        trims its count whatever the p-values. None with a given kernel, on more than 2000
-        rows or with features (``n_components``).
+        trims its count whatever the p-values. On more than 2000 rows or with features
+        (``n_components``): one round on every row from the fit on the sampled start's
+        inliers, the residuals in sample for the rows kept, the local scale in the fitted
+        value only (and ``x_distance`` NaN) with features or beyond 20,000 rows. None with a
+        given kernel.
     outlier_evidence_ : dict of ndarray or None
         kernel="auto": the evidence of every row, ``pandas.DataFrame(outlier_evidence_)`` shows
         it: ``flagged`` (``~inlier_mask_``), ``kind`` ("wrong y": a flagged row among the kept

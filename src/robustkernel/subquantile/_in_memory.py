@@ -21,7 +21,8 @@ A pass (:meth:`InMemoryFit._fit_at`), in order:
 3. the start (``init``, or the rows the selection kept), the solver from the registry
    (:data:`._solvers.SOLVERS`) and the ``n_init - 1`` random starts;
 4. epsilon="auto": flag, refit, until the flagged set repeats
-   (:func:`robustkernel.trimming.flag_rounds`); or refine="reject": drop the kept rows
+   (:func:`robustkernel.trimming.flag_rounds`); or refine="reject" (refine="auto" with
+   epsilon="auto": the second fit of two passes, at the first's estimate): drop the kept rows
    implausible under the fit (:func:`robustkernel.trimming.drop_implausible`);
 5. refine="biweight": the M-step (:func:`._refine.biweight_refinement`).
 
@@ -77,6 +78,7 @@ from ._result import FitResult
 from ._route_high_breakdown import HighBreakdownRoute
 from ._route_label_noise import LabelNoiseRoute
 from ._route_subsample import SubsampleRoute
+from ._second_stage import Evidence
 from ._settings import FitSettings
 from ._solvers import SolverResult, fit_rows, initial_coefficients
 from ._stage import Candidates, MemoryCheck, Stage
@@ -129,6 +131,8 @@ class InMemoryFit(HighBreakdownRoute, SubsampleRoute, LabelNoiseRoute):
         # epsilon="auto" flags by the high-breakdown start's adaptive cutoff (kernel="auto"),
         # else by the fixed chi^2 level (:meth:`_reflagged`)
         self.adaptive_cutoff = False
+        # kernel="auto" on a sample: the second stage's evidence of every row (_route_subsample)
+        self.row_evidence: Evidence | None = None
 
     # -- the fit -------------------------------------------------------------------------------
 
@@ -267,7 +271,9 @@ class InMemoryFit(HighBreakdownRoute, SubsampleRoute, LabelNoiseRoute):
         return self.task.auto_start(self.Y) if isinstance(epsilon, str) else epsilon
 
     def _rejects(self, epsilon: float | str) -> bool:
-        """Whether a fit at ``epsilon`` drops the implausible kept rows (refine="reject")."""
+        """Whether a fit at ``epsilon`` drops the implausible kept rows (refine="reject"; the
+        settings' refine is resolved: "auto" is "reject" where the parameter epsilon is "auto",
+        including the fits at its estimate, and None at a given epsilon)."""
         return self.settings.refine == "reject" and not isinstance(epsilon, str) and epsilon > 0
 
     # -- alpha and gamma "auto" ----------------------------------------------------------------

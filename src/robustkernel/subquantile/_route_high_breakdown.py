@@ -39,9 +39,11 @@ class HighBreakdownRoute:
             stage, start = self._fit_from_sampled_start()
         else:
             stage, start = self._high_breakdown_stage()
-        evidence = None
-        if start.evidence is not None and start.evidence.kept.size == self.X.shape[0]:
-            evidence = evidence_table(start.evidence, self.scale, ~stage.kept)
+        evidence = start.evidence if self.row_evidence is None else self.row_evidence
+        if evidence is not None and evidence.kept.size == self.X.shape[0]:
+            evidence = evidence_table(evidence, self.scale, ~stage.kept)
+        else:
+            evidence = None
         return replace(
             self._result(stage),
             kernel=start.kernel,

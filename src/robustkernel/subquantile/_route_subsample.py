@@ -22,6 +22,14 @@ from ._high_breakdown import adaptive_flags
 from ._hyperparameters import resolvable_alpha, squared_norm
 from ._objective import FeatureProblem, Problem
 from ._refits import SubsetFit
+from ._second_stage import (
+    FLAG_LEVEL,
+    LOCAL_X_ROWS,
+    Evidence,
+    judge,
+    robust_z,
+    x_distance,
+)
 from ._settings import FitSettings
 from ._stage import Candidates, Stage
 
@@ -221,7 +229,9 @@ class SubsampleRoute:
                 variance = truncated_variance(
                     studentized, evaluation.mask, problem.n_outputs
                 )
-                flagged = adaptive_flags(studentized, variance, problem.n_outputs)
+                flagged = self._second_stage(
+                    stage, studentized, adaptive_flags(studentized, variance, problem.n_outputs)
+                )
             else:
                 flagged = beyond_scale(
                     studentized, evaluation.mask, problem.n_outputs
@@ -233,6 +243,29 @@ class SubsampleRoute:
         if self._rejects(epsilon):
             kept &= ~self.task.rejections(problem, replace(evaluation, mask=kept))
         return kept
+
+    def _second_stage(
+        self, stage: Stage, studentized: np.ndarray, flagged: np.ndarray
+    ) -> np.ndarray:
+        """The flags of kernel="auto" on every row, as its second stage gives them
+        (:mod:`._second_stage`, one round: no refit): of the rows the adaptive cutoff
+        ``flagged``, those whose p-value under the fit of ``stage`` is below ``FLAG_LEVEL``.
+        The local scale follows x up to ``LOCAL_X_ROWS`` dense rows, the fitted value beyond.
+        Keeps the rows' evidence in ``self.row_evidence`` (residuals of the fit: in sample
+        for the rows it kept; the x-distance NaN where the local scale does not follow x)."""
+        problem, result = stage.problem, stage.result
+        fitted = problem.apply(result.w) + result.b
+        dense = not hasattr(self.X, "toarray") and stage.feature_map is None
+        X = self.X if dense and self.X.shape[0] <= LOCAL_X_ROWS else None
+        pvalues, reference = judge(X, fitted, studentized, ~flagged)
+        flagged = flagged & (pvalues < FLAG_LEVEL)
+        residuals = problem.Y - fitted
+        z = robust_z(residuals, pvalues)
+        distance = x_distance(X, ~flagged) if X is not None else np.full(flagged.size, np.nan)
+        self.row_evidence = Evidence(
+            ~flagged, pvalues, z, residuals, fitted, distance, reference
+        )
+        return flagged
 
     def _outputs(self, stage: Stage, X: Any) -> np.ndarray:
         """The model of ``stage`` (fitted on this fit's rows) at the rows ``X``, in this fit's

@@ -53,6 +53,8 @@ DOFS = (MIN_DOF, 4.0, 5.0, 7.0, 10.0, 15.0, 30.0)  # the t's tried beside the no
 LIKELIHOOD_RATIO = stats.chi2.ppf(0.99, df=1)  # 2 x log-likelihood gain that the t must show
 CLIP = 9.0  # squared standardized residuals are clipped here in the local scale (3 sigma)
 MIN_NEIGHBOURS = 10
+LOCAL_X_ROWS = 20_000  # beyond: the local scale follows the fitted value only (k-NN cost)
+MAX_NEIGHBOURS = 200  # (n x 200 indices: 32 MB at 20,000 rows)
 NEIGHBOUR_SHARE = 0.2  # the local scale's neighbours: this share of the kept rows, at least 10
 LOCAL_RANGE = 25.0  # the local variance stays within [1 / 25, 25] times the global one
 X_NEIGHBOURS = 5  # the x-distance is to the 5th nearest kept row
@@ -131,7 +133,9 @@ def _local_variance_pass(
     standardized = clipped
     index = np.flatnonzero(kept)
     neighbours = min(
-        index.size - 1, max(MIN_NEIGHBOURS, int(np.ceil(NEIGHBOUR_SHARE * index.size)))
+        index.size - 1,
+        MAX_NEIGHBOURS,
+        max(MIN_NEIGHBOURS, int(np.ceil(NEIGHBOUR_SHARE * index.size))),
     )
     mean = float(np.mean(clipped[index]))
     if neighbours < 2 or not mean > 0:
@@ -181,28 +185,34 @@ def x_distance(X: np.ndarray, kept: np.ndarray) -> np.ndarray:
 
 
 def judge(
-    X: np.ndarray,
+    X: np.ndarray | None,
     fitted: np.ndarray,
     studentized: np.ndarray,
     kept: np.ndarray,
 ) -> tuple[np.ndarray, Reference]:
     """p-values of every row: ``studentized`` (squared honest residuals of variance sigma^2)
     over sigma^2 from the kept rows, over the local variance (in x, or in the honest fitted
-    values ``fitted`` (n, C) where C = 1), against the reference fitted on every row."""
+    values ``fitted`` (n, C) where C = 1; X None: in the fitted values only), against the
+    reference fitted on every row."""
     finite = np.isfinite(studentized)
     variance = float(np.median(studentized[kept & finite])) / stats.chi2.ppf(0.5, df=1)
     if not variance > 0:
         return np.ones(studentized.size), Reference(np.inf, 1.0)
     scaled = np.where(finite, studentized / variance, np.inf)
-    candidates = [local_variance(X, scaled, kept)]
+    candidates = [] if X is None else [local_variance(X, scaled, kept)]
     if fitted.shape[1] == 1:
         spread = float(np.std(fitted[kept]))
         candidates.append(local_variance(fitted / (spread if spread > 0 else 1.0), scaled, kept))
-    factors, _ = max(candidates, key=lambda item: item[1])
+    factors, _ = max(candidates, key=lambda item: item[1], default=(np.ones(scaled.size), 0.0))
     with np.errstate(invalid="ignore"):
         z = np.sqrt(scaled / factors / fitted.shape[1])
     reference = fit_reference(z)  # every row: the truncation keeps gross outliers out
     return reference.pvalues(z), reference
+
+
+def robust_z(residuals: np.ndarray, pvalues: np.ndarray) -> np.ndarray:
+    """The normal quantile of each p-value, signed as the residual (of the first output)."""
+    return np.sign(residuals[:, 0]) * stats.norm.isf(np.clip(pvalues, 1e-300, 1.0) / 2.0)
 
 
 def second_stage(
@@ -226,8 +236,7 @@ def second_stage(
         if np.array_equal(updated, kept):
             break
         kept = updated
-    # the robust z: the normal quantile of the p-value, signed as the residual
-    z = np.sign(residuals[:, 0]) * stats.norm.isf(np.clip(pvalues, 1e-300, 1.0) / 2.0)
+    z = robust_z(residuals, pvalues)
     return Evidence(kept, pvalues, z, residuals, Y - residuals, x_distance(X, kept), reference)
 
 
