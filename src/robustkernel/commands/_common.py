@@ -25,14 +25,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from functools import wraps
 from pathlib import Path
-from typing import Any, NoReturn
-
-import pandas as pd
-from tqdm.auto import tqdm
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import _atomic
 from .._atomic import atomic_path
-from ._tabular import DataError, Table
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from tqdm.auto import tqdm
+
+    from ._tabular import Table
 
 Handler = Callable[[argparse.Namespace], int]
 USAGE_ERROR = 2
@@ -46,6 +48,10 @@ _OS_HINTS = {
     errno.EACCES: "permission denied",
     errno.EPERM: "operation not permitted",
 }
+
+
+class DataError(ValueError):
+    """The table cannot be used as given; the message says why, in one line."""
 
 
 class Terminated(BaseException):
@@ -68,6 +74,40 @@ def one_line_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Make ``parser`` report usage errors in one line (exit code 2) instead of usage + error."""
     parser.error = lambda message: fail(parser.prog, message)  # type: ignore[method-assign]
     return parser
+
+
+INDEX_CHOICES = ("auto", "none")
+
+
+def add_table_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options that choose the columns and rows of a CSV table (fit, learn-metric):
+    ``--drop-columns``, ``--index-column`` and ``--drop-na``."""
+    parser.add_argument(
+        "--drop-columns",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="COLUMN",
+        help=(
+            "columns to leave out of the features (identifiers, free text, a column whose "
+            "missing values cost many rows); predict then ignores them too"
+        ),
+    )
+    parser.add_argument(
+        "--index-column",
+        choices=INDEX_CHOICES,
+        default="auto",
+        help=(
+            "'auto' (default): a first column with an empty header (R's write.csv, pandas' "
+            "to_csv) or holding the row numbers 0..n-1 or 1..n is the file's index, left out "
+            "of the features (the report says so); 'none': fit it as a feature"
+        ),
+    )
+    parser.add_argument(
+        "--drop-na",
+        action="store_true",
+        help="drop rows with missing values (an error otherwise, naming every column)",
+    )
 
 
 def guarded(prog: str, handler: Handler, *, capture_warnings: bool = True) -> Handler:
@@ -148,6 +188,8 @@ def _sigterm_raises() -> Iterator[None]:
 
 def progress(total: int, description: str, quiet: bool) -> tqdm:
     """A progress bar over the steps of a command (on a terminal only; none with --quiet)."""
+    from tqdm.auto import tqdm
+
     return tqdm(total=total, desc=description, disable=True if quiet else None, file=sys.stderr)
 
 
@@ -203,6 +245,8 @@ def _check_parent(destination: Path) -> None:
 
 def prediction_frame(model: Any, table: Table) -> pd.DataFrame:
     """Row numbers, predictions and, for classifiers, one ``probability_<class>`` column each."""
+    import pandas as pd
+
     frame = pd.DataFrame({"row": table.rows, "predicted": model.predict(table.X)})
     if hasattr(model, "predict_proba"):
         for label, column in zip(model.classes_, model.predict_proba(table.X).T, strict=True):

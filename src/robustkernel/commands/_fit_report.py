@@ -107,6 +107,7 @@ def fit_settings(
         "alpha": args.alpha,
         "gamma": args.gamma,
         "solver": args.solver,
+        "random_state": args.random_state,
         "model": model,
         "feature scaling": scaling,
         "model file": model_file,

@@ -395,7 +395,11 @@ def fit_parquet(
     pipeline."""
     bar.set_postfix_str("reading")
     table = ParquetTable(
-        args.data, args.target, args.task == "classification", args.drop_na, random_state=0
+        args.data,
+        args.target,
+        args.task == "classification",
+        args.drop_na,
+        random_state=args.random_state,
     )
     bar.update()
     bar.set_postfix_str("fitting")
@@ -405,7 +409,7 @@ def fit_parquet(
     def scaled(block: np.ndarray) -> np.ndarray:
         return scaler.transform(pd.DataFrame(block, columns=features))
 
-    subq = model[-1].set_params(random_state=0, verbose=int(not args.quiet))
+    subq = model[-1].set_params(random_state=args.random_state, verbose=int(not args.quiet))
     start = time.perf_counter()
     subq.fit(table.X.map_blocks(scaled, dtype=np.float64), table.y)
     seconds = time.perf_counter() - start

@@ -9,7 +9,9 @@ minimization (SubQ) and by the oracle (the same base learner on the clean rows o
 
 It prints a table (test metric, fit time, outlier precision / recall) and writes it as Markdown,
 plus one PNG figure (each written atomically). Errors (``--out`` an existing file, a read-only or
-full disk) end the command with exit code 2 and one line on stderr.
+full disk) end the command with exit code 2 and one line on stderr. The estimators, the data,
+pandas and matplotlib are imported by the functions that use them, so that building the parser
+(``robustkernel --help``) imports none of them.
 """
 
 from __future__ import annotations
@@ -19,24 +21,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from sklearn.datasets import load_breast_cancer
-from sklearn.kernel_ridge import KernelRidge
-from sklearn.metrics import accuracy_score, root_mean_squared_error
-from sklearn.svm import SVC
+from ._common import DataError, guarded
 
-from .._atomic import atomic_path
-from .._report import markdown_table
-from ..corruption import ContaminatedSplit, contaminated_split, outlier_precision_recall
-from ..datasets import make_polynomial_regression
-from ..subquantile import SubquantileKernelClassifier, SubquantileKernelRegressor
-from ._common import guarded
-from ._tabular import DataError
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+    from matplotlib.axes import Axes
+
+    from ..corruption import ContaminatedSplit
 
 PROG = "robustkernel demo"
 
@@ -70,6 +64,8 @@ def _compare(
     score: Callable[[np.ndarray, np.ndarray], float],
     metric: str,
 ) -> list[DemoRun]:
+    from ..corruption import outlier_precision_recall
+
     runs = []
     for method, make in methods.items():
         oracle = method.startswith("Oracle")
@@ -92,6 +88,13 @@ def polynomial_runs(
     epsilon: float, random_state: int = 0
 ) -> tuple[ContaminatedSplit, list[DemoRun]]:
     """The SubQ papers' polynomial regression (n = 1000, cubic kernel) with oblivious noise."""
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.metrics import root_mean_squared_error
+
+    from ..corruption import contaminated_split
+    from ..datasets import make_polynomial_regression
+    from ..subquantile import SubquantileKernelRegressor
+
     X, y = make_polynomial_regression(1000, random_state=random_state)
     split = contaminated_split(X, y, "oblivious", epsilon, random_state=random_state)
     methods = {
@@ -108,6 +111,13 @@ def breast_cancer_runs(
     epsilon: float = 0.2, random_state: int = 0
 ) -> tuple[ContaminatedSplit, list[DemoRun]]:
     """Breast cancer (scikit-learn) with a fraction ``epsilon`` of training labels flipped."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.metrics import accuracy_score
+    from sklearn.svm import SVC
+
+    from ..corruption import contaminated_split
+    from ..subquantile import SubquantileKernelClassifier
+
     X, y = load_breast_cancer(return_X_y=True)
     split = contaminated_split(X, y, "flip", epsilon, random_state=random_state)
     params = {"alpha": 0.01, "gamma": 0.01}
@@ -123,6 +133,8 @@ def breast_cancer_runs(
 
 def results_table(runs: list[DemoRun]) -> pd.DataFrame:
     """One row per (problem, method)."""
+    import pandas as pd
+
     rows = [
         {
             "problem": run.problem,
@@ -138,6 +150,8 @@ def results_table(runs: list[DemoRun]) -> pd.DataFrame:
 
 
 def _plot_polynomial(ax: Axes, split: ContaminatedSplit, runs: list[DemoRun]) -> None:
+    import numpy as np
+
     x = split.X_train[:, 0]
     corrupted = np.zeros(len(x), dtype=bool)
     corrupted[split.corrupted_index] = True
@@ -187,6 +201,8 @@ def _plot_polynomial(ax: Axes, split: ContaminatedSplit, runs: list[DemoRun]) ->
 
 
 def _plot_scores(ax: Axes, split: ContaminatedSplit, runs: list[DemoRun]) -> None:
+    import numpy as np
+
     subq = next(run.model for run in runs if run.method == "SubQ")
     order = np.argsort(subq.outlier_scores_)
     scores = subq.outlier_scores_[order]
@@ -222,6 +238,11 @@ def run_demo(out_dir: str | Path = "demo_output", random_state: int = 0) -> dict
     DataError
         ``out_dir`` exists and is not a folder.
     """
+    from matplotlib.figure import Figure
+
+    from .._atomic import atomic_path
+    from .._report import markdown_table
+
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise DataError(f"--out {out} exists and is not a folder")

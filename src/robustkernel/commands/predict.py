@@ -11,6 +11,10 @@ loaded safely: :func:`robustkernel.persistence.load_model` refuses any type a mo
 contain. Any other file is a pickle, and unpickling a crafted file runs arbitrary code, so it is
 loaded only with ``--trust-pickle``; without the flag the command exits with code 2 before
 reading it.
+
+The model's stored table layout (:mod:`._layout`) is applied first: a table with or without the
+index column ``fit`` left out is fine, and the date columns are counted in days from the
+first dates of the training table. Nothing heavy is imported until the command runs.
 """
 
 from __future__ import annotations
@@ -18,20 +22,20 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+from ._common import DataError, atomic_file, guarded, prediction_frame, progress
 
-from ..persistence import SKOPS_SUFFIX, load_model
-from ._common import atomic_file, guarded, prediction_frame, progress
-from ._csv_output import escape_formulas
-from ._parquet_fit import PARQUET_SUFFIXES, is_parquet, predict_parquet
-from ._tabular import DataError, feature_table, read_csv
+if TYPE_CHECKING:
+    import pandas as pd
 
 PROG = "robustkernel predict"
 
 
 def check_trusted(model: str, trust_pickle: bool) -> None:
     """Raise :class:`DataError` for a pickle-based model file unless ``trust_pickle``."""
+    from ..persistence import SKOPS_SUFFIX
+
     if Path(model).suffix != SKOPS_SUFFIX and not trust_pickle:
         raise DataError(
             f"refusing to load {model}: it is not a {SKOPS_SUFFIX} file but a pickle, and "
@@ -43,6 +47,8 @@ def check_trusted(model: str, trust_pickle: bool) -> None:
 def write_predictions(frames: Iterable[pd.DataFrame], path: Path, parquet: bool) -> int:
     """Write the prediction ``frames`` one after the other into ``path``, as one Parquet file
     (``parquet``) or one CSV file (formulas escaped); returns the number of rows written."""
+    from ._csv_output import escape_formulas
+
     written, writer = 0, None
     if parquet:
         try:
@@ -73,6 +79,11 @@ def write_predictions(frames: Iterable[pd.DataFrame], path: Path, parquet: bool)
 
 
 def _run(args: argparse.Namespace) -> int:
+    from ..persistence import load_model
+    from ._layout import Layout
+    from ._parquet_fit import PARQUET_SUFFIXES, is_parquet, predict_parquet
+    from ._tabular import feature_table, read_csv
+
     check_trusted(args.model, args.trust_pickle)
     with progress(3, "predict", args.quiet) as bar:
         try:
@@ -93,7 +104,8 @@ def _run(args: argparse.Namespace) -> int:
                 model, args.data, columns, args.drop_na
             )
         else:
-            table = feature_table(read_csv(args.data), columns, drop_na=args.drop_na)
+            frame = Layout.of_model(model).apply(read_csv(args.data))
+            table = feature_table(frame, columns, drop_na=args.drop_na)
             frames = [prediction_frame(model, table)]
         bar.update()
         parquet = Path(args.out).suffix in PARQUET_SUFFIXES

@@ -1,7 +1,8 @@
 """``robustkernel reproduce TABLE ...``: the papers' tables and figures, one command.
 
 Errors (a missing ``--out`` for ``--summary``, a read-only or full disk) end the command with
-exit code 2 and one line on stderr.
+exit code 2 and one line on stderr. The experiments are imported when the command runs, not
+when the parser is built.
 """
 
 from __future__ import annotations
@@ -9,16 +10,19 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..reproduce import TABLES
-from ..reproduce._parallel import BACKENDS, parallel_backend
-from ..reproduce.subq_tables import criteria_report
-from ._common import guarded
-from ._tabular import DataError
+from ._common import DataError, guarded
 
 PROG = "robustkernel reproduce"
+# robustkernel.reproduce._parallel.BACKENDS, written out so that the parser imports no
+# experiment; tests/test_cli_tables.py checks that they agree.
+BACKENDS = ("loky", "threading", "dask")
 
 
 def _run(args: argparse.Namespace) -> int:
+    from ..reproduce import TABLES
+    from ..reproduce._parallel import parallel_backend
+    from ..reproduce.subq_tables import criteria_report
+
     if args.list:
         print("\n".join(TABLES))
         return 0
