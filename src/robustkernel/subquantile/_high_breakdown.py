@@ -395,9 +395,17 @@ class Family:
         self, Y: np.ndarray, kept: np.ndarray, fit_intercept: bool
     ) -> tuple[float, TrimmedFit]:
         """The least trimmed leave-one-out score on ``kept`` over the matrices and the alpha
+        grid (:meth:`choice_on_rows`), and the fit at the best pair (losses studentized)."""
+        score, index, alpha = self.choice_on_rows(Y, kept, fit_intercept)
+        return score, self.fit_on_rows(Y, kept, fit_intercept, index, alpha)
+
+    def choice_on_rows(
+        self, Y: np.ndarray, kept: np.ndarray, fit_intercept: bool
+    ) -> tuple[float, int, float]:
+        """The least trimmed leave-one-out score on ``kept`` over the matrices and the alpha
         grid (times the mean of k(x, x)): every alpha of a matrix from one eigendecomposition
-        (:func:`._hyperparameters.kernel_honest_residuals`); and the fit at the best pair
-        (losses studentized)."""
+        (:func:`._hyperparameters.kernel_honest_residuals`); the score, the matrix's index and
+        the alpha."""
         best: tuple[float, int, float] | None = None
         for index, K in enumerate(self.matrices):
             alphas = [alpha * _level(K) for alpha in ALPHAS]
@@ -409,8 +417,14 @@ class Family:
             if best is None or scores[position] < best[0]:
                 best = (float(scores[position]), index, alphas[position])
         assert best is not None
-        score, index, alpha = best
-        fit = ridge_on_rows(
+        return best
+
+    def fit_on_rows(
+        self, Y: np.ndarray, kept: np.ndarray, fit_intercept: bool, index: int, alpha: float
+    ) -> TrimmedFit:
+        """Kernel ridge on the rows ``kept`` with the ``index``-th matrix at ``alpha``, every
+        row's honest residual studentized (:func:`ridge_on_rows`)."""
+        return ridge_on_rows(
             self.matrices[index],
             Y,
             kept,
@@ -419,7 +433,6 @@ class Family:
             self.groups[index],
             studentized=True,
         )
-        return score, fit
 
     def start(
         self,
@@ -585,8 +598,11 @@ def high_breakdown_start(
         fit = family.start(Y, h, fit_intercept, [*starts, fit.kept, kept], elemental_size, rng)
         kept, standardized = reweighted(family, Y, fit.kept, fit_intercept)
 
+    _, index, alpha = family.choice_on_rows(Y, kept, fit_intercept)
+
     def refit(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        _, current = family.best_on_rows(Y, rows, fit_intercept)
+        # the matrix and alpha of the reweighting's rows: one Cholesky factor a round
+        current = family.fit_on_rows(Y, rows, fit_intercept, index, alpha)
         assert current.residuals is not None and current.studentized is not None
         return current.residuals, current.studentized
 
