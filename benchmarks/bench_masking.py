@@ -93,10 +93,8 @@ import platform
 import resource
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -110,6 +108,7 @@ import pandas as pd
 import scipy
 import sklearn
 from harness.report import cpu_description, markdown_table, replace_markdown_section
+from harness.rscript import R_INSTALL, R_SCRIPT, RFit, r_version, run_robustbase_batch
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import GridSearchCV, KFold
@@ -159,7 +158,6 @@ GAMMA_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)  # x 1 / p
 KRR_MAX_ROWS = 2000
 
 R_BATCH_ROWS = 400_000  # training rows per Rscript process (CSV files in a temporary folder)
-R_INSTALL = "apt-get install r-base-core r-cran-robustbase"
 
 # The targets of the issue, checked on the defaults.
 TARGET_RECALL = 0.95
@@ -604,85 +602,7 @@ def run_robustkernel(key: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 # ----------------------------------------------------------------------------------------------
-# R's robustbase through Rscript: one process per batch of data sets.
-
-R_VERSION_SCRIPT = (
-    'if (!requireNamespace("robustbase", quietly = TRUE)) quit(save = "no", status = 3); '
-    'cat("VERSION", R.version.string, format(packageVersion("robustbase")), sep = "\\t"); '
-    'cat("\\n")'
-)
-
-# Argument: a file listing CSV paths (last column y). Lines out, per fit:
-# "FIT\t<set>\t<method>\t<elapsed s>\t<cpu s>\tok\t<1-based flagged rows>\t<coefficients>" or
-# "FIT\t<set>\t<method>\t<elapsed s>\t<cpu s>\terror\t<message>\t" (coefficients: intercept
-# first, comma-separated).
-R_SCRIPT = r"""
-suppressPackageStartupMessages(library("robustbase"))
-report <- function(name, method, fit) {
-  t0 <- proc.time()
-  res <- tryCatch(suppressWarnings(fit()), error = function(e) list(error = conditionMessage(e)))
-  dt <- proc.time() - t0
-  cpu <- dt[["user.self"]] + dt[["sys.self"]]
-  status <- if (is.null(res$error)) {
-    paste("ok", paste(res$rows, collapse = ","),
-          paste(sprintf("%.17g", res$coef), collapse = ","), sep = "\t")
-  } else {
-    paste0("error\t", gsub("[\t\r\n]+", " ", res$error), "\t")
-  }
-  cat("FIT", name, method, sprintf("%.6f", dt[["elapsed"]]), sprintf("%.6f", cpu), status,
-      sep = "\t")
-  cat("\n")
-  flush(stdout())
-}
-for (path in readLines(commandArgs(trailingOnly = TRUE)[1])) {
-  name <- sub("\\.csv$", "", basename(path))
-  d <- read.csv(path)
-  X <- as.matrix(d[, -ncol(d), drop = FALSE])
-  y <- d[[ncol(d)]]
-  n <- length(y)
-  report(name, "ltsReg", function() {
-    set.seed(0)
-    fit <- ltsReg(X, y)
-    list(rows = which(fit$lts.wt == 0), coef = fit$coefficients)
-  })
-  report(name, "lmrob", function() {
-    set.seed(0)
-    fit <- lmrob(y ~ X)
-    list(rows = which(fit$rweights < 0.1 / n), coef = coef(fit))
-  })
-}
-"""
-
-
-def r_version() -> tuple[str | None, str]:
-    """R's and robustbase's versions, or why they are not available.
-
-    Returns
-    -------
-    version : str or None
-        "R version ..., robustbase x.y-z"; None when Rscript or robustbase is missing.
-    note : str
-        The version, or the reason.
-    """
-    rscript = shutil.which("Rscript")
-    if rscript is None:
-        return None, "Rscript is not on PATH"
-    try:
-        done = subprocess.run(
-            [rscript, "--vanilla", "-e", R_VERSION_SCRIPT],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, f"Rscript failed: {_error_text(exc)}"
-    for line in done.stdout.splitlines():
-        fields = line.split("\t")
-        if fields[0] == "VERSION" and len(fields) == 3:
-            version = f"{fields[1]}, robustbase {fields[2]}"
-            return version, version
-    return None, "robustbase is not installed in R"
+# R's robustbase through Rscript (harness.rscript): one process per batch of data sets.
 
 
 def _r_batches(specs: Sequence[Spec]) -> Iterator[list[Spec]]:
@@ -697,24 +617,19 @@ def _r_batches(specs: Sequence[Spec]) -> Iterator[list[Spec]]:
         yield batch
 
 
-def _parse_numbers(text: str) -> np.ndarray:
-    values = [float("nan") if v in ("NA", "NaN") else float(v) for v in text.split(",") if v]
-    return np.asarray(values, dtype=float)
-
-
-def _r_row(method: str, data: MaskingData, fields: list[str]) -> dict[str, Any]:
-    """The result row of one R fit from its FIT line's fields after the set's name."""
-    _, wall, cpu, status, payload, coefficients = fields
-    if status != "ok":
-        return score(method, data, None, None, payload or "failed in R", float(wall), float(cpu))
+def _r_row(method: str, data: MaskingData, fit: RFit) -> dict[str, Any]:
+    """The result row of one R fit (its FIT line, parsed)."""
+    if fit.error is not None:
+        return score(method, data, None, None, fit.error, fit.wall, fit.cpu)
     flags = np.zeros(data.y.size, dtype=bool)
-    flags[_parse_numbers(payload).astype(int) - 1] = True
-    coef = _parse_numbers(coefficients)
+    flags[fit.flagged] = True
+    coef = fit.coef
     if coef.size != data.X.shape[1] + 1 or not np.all(np.isfinite(coef)):
-        error = f"coefficients not finite or not p + 1 of them: {coefficients[:60]}"
-        return score(method, data, None, None, error, float(wall), float(cpu))
+        shown = ",".join(f"{c:.17g}" for c in coef)[:60]
+        error = f"coefficients not finite or not p + 1 of them: {shown}"
+        return score(method, data, None, None, error, fit.wall, fit.cpu)
     prediction = coef[0] + data.X_test @ coef[1:]
-    return score(method, data, flags, prediction, None, float(wall), float(cpu))
+    return score(method, data, flags, prediction, None, fit.wall, fit.cpu)
 
 
 def _run_r_batch(
@@ -722,61 +637,30 @@ def _run_r_batch(
 ) -> list[dict[str, Any]]:
     """One Rscript process on a batch; each set's rows are cached as soon as both fits ended."""
     rows: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="bench_masking_") as tmp:
-        folder = Path(tmp)
-        (folder / "robustbase.R").write_text(R_SCRIPT)
-        names: dict[str, tuple[Spec, MaskingData]] = {}
-        for index, spec in enumerate(batch):
-            data = generate(spec)
-            name = f"set{index:05d}"
-            names[name] = (spec, data)
-            columns = {f"x{j + 1}": data.X[:, j] for j in range(spec.p)}
-            pd.DataFrame({**columns, "y": data.y}).to_csv(
-                folder / f"{name}.csv", index=False, float_format="%.17g"
-            )
-        (folder / "manifest.txt").write_text("".join(f"{folder / name}.csv\n" for name in names))
-        timeout = 120.0 + sum(60.0 + spec.n / 100 for spec in batch)
-        fits: dict[str, dict[str, list[str]]] = {}
-        with open(folder / "stderr.txt", "w") as stderr:
-            process = subprocess.Popen(
-                [rscript, "--vanilla", str(folder / "robustbase.R"), str(folder / "manifest.txt")],
-                stdout=subprocess.PIPE,
-                stderr=stderr,
-                text=True,
-            )
-            timer = threading.Timer(timeout, process.kill)
-            timer.start()
-            try:
-                assert process.stdout is not None
-                for line in process.stdout:
-                    fields = line.rstrip("\n").split("\t")
-                    if fields[0] != "FIT" or len(fields) != 8 or fields[1] not in names:
-                        continue
-                    fits.setdefault(fields[1], {})[fields[2]] = fields[2:]
-                    if len(fits[fields[1]]) == len(R_METHODS):
-                        spec, data = names[fields[1]]
-                        done = [
-                            {**spec.key(), **_r_row(R_METHODS[m], data, fits[fields[1]][m])}
-                            for m in R_METHODS
-                        ]
-                        atomic_write(paths[spec], json.dumps(done))
-                        rows += done
-                        bar.update(1)
-                returncode = process.wait()
-            finally:
-                timer.cancel()
-                if process.poll() is None:
-                    process.kill()
-                    process.wait()
-        tail = (folder / "stderr.txt").read_text(errors="replace").strip().splitlines()
+    names: dict[str, tuple[Spec, MaskingData]] = {}
+    for index, spec in enumerate(batch):
+        names[f"set{index:05d}"] = (spec, generate(spec))
+
+    def done(name: str, fits: dict[str, RFit]) -> None:
+        spec, data = names[name]
+        finished = [{**spec.key(), **_r_row(R_METHODS[m], data, fits[m])} for m in R_METHODS]
+        atomic_write(paths[spec], json.dumps(finished))
+        rows.extend(finished)
+        bar.update(1)
+
+    fits, failure = run_robustbase_batch(
+        {name: (data.X, data.y) for name, (_, data) in names.items()},
+        timeout=120.0 + sum(60.0 + spec.n / 100 for spec in batch),
+        on_done=done,
+        rscript=rscript,
+        prefix="bench_masking_",
+    )
     missing = [name for name in names if len(fits.get(name, {})) < len(R_METHODS)]
-    if missing:  # not cached: a rerun tries again
-        reason = f"Rscript exited with status {returncode}" + (f": {tail[-1]}" if tail else "")
-        for name in missing:
-            spec, data = names[name]
-            for method in R_METHODS.values():
-                rows.append({**spec.key(), **score(method, data, None, None, reason, 0.0, 0.0)})
-            bar.update(1)
+    for name in missing:  # not cached: a rerun tries again
+        spec, data = names[name]
+        for method in R_METHODS.values():
+            rows.append({**spec.key(), **score(method, data, None, None, failure, 0.0, 0.0)})
+        bar.update(1)
     return rows
 
 
