@@ -528,3 +528,18 @@ def test_auto_kernel_column_units_count_a_weight_as_copies_and_fall_back():
     np.testing.assert_allclose(model.feature_center_, centre, rtol=1e-12)
     np.testing.assert_allclose(model.feature_scale_, scale, rtol=1e-12)
     assert np.isfinite(model.predict(X)).all()
+
+
+def test_rows_of_tiny_magnitude_give_finite_studentized_losses_without_warnings():
+    # hypothesis found it (the meta-regressor's start on four rows of 1e-76): the leverage of
+    # an added row squared its intercept term into overflow, and inf x 0 warned
+    from sklearn.linear_model import Ridge
+
+    from robustkernel import SubquantileRegressor
+
+    X = np.array([[1.25730221e-76], [-1.32104863e-76], [6.40422650e-76], [1.04900117e-76]])
+    y = np.array([0.07183229, -0.09556145, 0.7279344, 0.19941593])
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", category=RuntimeWarning, module=r"robustkernel\.")
+        model = SubquantileRegressor(Ridge(alpha=1.0), n_folds=3).fit(X, y)
+    assert np.all(np.isfinite(model.predict(X)))

@@ -188,7 +188,12 @@ def added_row_factors(
     if fit_intercept:
         u = cho_solve(factor, np.ones(B.shape[0]), check_finite=False)
         v = (1.0 - B.T @ u) / schur
-        diagonal = diagonal - v**2 / (u.sum() + v**2 * schur)
+        # v^2 / (sum(u) + v^2 schur), as 1 / (sum(u) / v^2 + schur): v^2 may overflow (rows of
+        # 1e-76 under a linear kernel), and the limit is then 1 / schur
+        with np.errstate(over="ignore", divide="ignore"):
+            squared = v * v
+            intercept_term = np.where(squared > 0, 1.0 / (u.sum() / squared + schur), 0.0)
+        diagonal = diagonal - intercept_term
     return alpha * diagonal
 
 

@@ -142,7 +142,8 @@ def ridge_on_rows(
                     factors[index[members]] = alpha / np.diag(deleted_inverse)
     losses = np.sum(residuals**2, axis=1)
     losses = np.where(np.isnan(losses), np.inf, losses)
-    scaled = np.where(np.isfinite(losses), losses * factors, np.inf) if studentized else None
+    with np.errstate(invalid="ignore", over="ignore"):  # where() computes both sides
+        scaled = np.where(np.isfinite(losses), losses * factors, np.inf) if studentized else None
     return TrimmedFit(kept, losses, float(np.mean(losses[index])), scaled, residuals)
 
 
