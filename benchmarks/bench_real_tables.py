@@ -29,7 +29,7 @@ Per table:
 * the cross-validated RMSE (``KFold(5, shuffle=True, random_state=0)``, the same folds for both
   methods; the errors of the held-out rows pooled over the folds), divided by the target's
   standard deviation, of the defaults and of ``KernelRidge`` tuned by ``GridSearchCV`` (rbf
-  kernel, alpha in 10^-4 ... 10^1, gamma in (0.1, 0.3, 1, 3, 10) / p, inner
+  kernel, alpha in 10^-4 ... 10^1, gamma in (0.01, 0.03, ..., 3, 10) / p, inner
   ``KFold(5, shuffle=True, random_state=0)``, mean squared error) in a Pipeline after
   ``StandardScaler``, on the standardized target (``TransformedTargetRegressor``: kernel ridge
   has no intercept); and their ratio, defaults / KernelRidge. Above ``--krr-max-rows`` (default
@@ -111,7 +111,7 @@ SLOW_TABLES = ("airfoil", "abalone")  # left out unless --all or named in --tabl
 QUICK_TABLES = ("cars", "trees", "yacht")
 QUICK_FOLDS = 2
 KRR_ALPHAS = tuple(10.0**k for k in range(-4, 2))
-GAMMA_FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)  # x 1 / p, on standardized features
+GAMMA_FACTORS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)  # x 1 / p, on standardized features
 INNER_FOLDS = 5
 KRR_MAX_ROWS = 1000
 
@@ -521,7 +521,7 @@ def summary(results: list[dict[str, Any]], r_ran: bool) -> tuple[pd.DataFrame, l
         return float(np.median(values)) if values.size else float("nan")
 
     def errors_note(errors: int) -> str:
-        return f" ({errors} tables without a result)" if errors else ""
+        return f" ({errors} table{'s' if errors > 1 else ''} without a result)" if errors else ""
 
     rows: list[dict[str, str]] = []
     missed: list[str] = []
