@@ -199,7 +199,17 @@ def parse_fit_line(line: str) -> tuple[str, RFit] | None:
 
 
 def write_table_csv(path: Path, X: np.ndarray, y: np.ndarray) -> None:
-    """Write ``X`` (columns ``x1 .. xp``) and ``y`` (last column) as a CSV R reads exactly."""
+    """Write a table as a CSV file that R reads back exactly (17 significant digits).
+
+    Parameters
+    ----------
+    path : Path
+        The file.
+    X : ndarray of shape (n, p)
+        Features, written as columns ``x1 .. xp``.
+    y : ndarray of shape (n,)
+        Target, the last column ``y``.
+    """
     columns = {f"x{j + 1}": X[:, j] for j in range(X.shape[1])}
     pd.DataFrame({**columns, "y": y}).to_csv(path, index=False, float_format="%.17g")
 
