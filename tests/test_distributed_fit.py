@@ -109,7 +109,7 @@ def test_unsupported_options_are_named():
     with pytest.raises(ValueError, match="link='logistic'"):
         SubquantileKernelRegressor(n_components=5, link="logistic", **given).fit(X, y)
     with pytest.raises(ValueError, match=r"refine='reject'.*a classifier: only with epsilon"):
-        SubquantileKernelClassifier(n_components=5, **given).fit(X, y)
+        SubquantileKernelClassifier(n_components=5, refine="reject", **given).fit(X, y)
 
 
 # Every constructor parameter, with the values a Dask fit cannot run (written out here, not read

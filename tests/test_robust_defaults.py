@@ -1,7 +1,8 @@
 """What a user gets with no knobs: bounded influence of single rows and near-oracle fits.
 
-The defaults are epsilon="auto", alpha="auto", gamma="auto" and refine="reject"; the oracle of
-each test is an independent scikit-learn fit on the clean rows only.
+The defaults are epsilon="auto", alpha="auto", gamma="auto" and refine="auto" ("reject" with
+epsilon="auto"); the oracle of each test is an independent scikit-learn fit on the clean rows
+only.
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def test_reject_drops_an_isolated_kept_row_and_never_a_class():
     rbf = {"kernel": "rbf", "alpha": 0.01, "gamma": 0.5}
     kept = SubquantileKernelRegressor(epsilon=0.01, refine=None, **rbf)
     assert kept.fit(X, y).inlier_mask_[:2].sum() == 1  # one row trimmed: the count keeps one
-    rejected = SubquantileKernelRegressor(epsilon=0.01, **rbf).fit(X, y)
+    rejected = SubquantileKernelRegressor(epsilon=0.01, refine="reject", **rbf).fit(X, y)
     assert not rejected.inlier_mask_[:2].any() and rejected.inlier_mask_[2:].all()
     assert rejected.epsilon_ == pytest.approx(1 - rejected.inlier_mask_.mean())
 

@@ -81,10 +81,9 @@ def test_reject_chooses_the_trim_without_weights_then_fits_with_them():
     drops the rows it finds implausible); the weighted fit trims the weight of those rows."""
     X, y, weights, X_test = regression(seed=7)
     weights[weights == 0] = 0.5
-    plain = SubquantileKernelRegressor(0.05, alpha=0.1, kernel="rbf", gamma=0.5).fit(X, y)
-    weighted = SubquantileKernelRegressor(0.05, alpha=0.1, kernel="rbf", gamma=0.5).fit(
-        X, y, sample_weight=weights
-    )
+    given = {"alpha": 0.1, "kernel": "rbf", "gamma": 0.5, "refine": "reject"}
+    plain = SubquantileKernelRegressor(0.05, **given).fit(X, y)
+    weighted = SubquantileKernelRegressor(0.05, **given).fit(X, y, sample_weight=weights)
     assert plain.epsilon_ > 0.1  # the 12% of rows with y = 5 dropped beyond the 5% trim
     trimmed = weights[~plain.inlier_mask_].sum() / weights.sum()
     at_chosen = SubquantileKernelRegressor(
@@ -216,7 +215,7 @@ def _repeated(weights: np.ndarray) -> np.ndarray:
         # landmarks on every row (m >= n): a draw of m < n landmarks from the repeated rows and
         # from the weighted rows differs, and the fits are then equal in distribution only
         SubquantileKernelRegressor(n_components=500, random_state=0),
-        SubquantileKernelRegressor(0.2, alpha=0.1, gamma=0.5),  # refine="reject"
+        SubquantileKernelRegressor(0.2, alpha=0.1, kernel="rbf", gamma=0.5, refine="reject"),
         SubquantileKernelClassifier(),
     ],
     ids=["defaults", "features", "reject", "classifier"],

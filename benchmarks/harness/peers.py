@@ -343,7 +343,7 @@ REGRESSION_METHODS: dict[str, Method] = {
     "subq_default": Method(
         lambda c: SubquantileKernelRegressor(),
         'SubquantileKernelRegressor(): the defaults, kernel, epsilon, alpha, gamma "auto", '
-        'refine="reject" (no knobs)',
+        'refine="auto" (no knobs)',
         library=True,
     ),
     "subq_rbf": Method(

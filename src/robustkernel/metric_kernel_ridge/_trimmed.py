@@ -61,13 +61,10 @@ def initial_rows(
     """Rows kept by `SubquantileKernelRegressor` with the rbf kernel, ``epsilon`` and automatic
     alpha and gamma.
 
-    A given fraction keeps exactly ``ceil((1 - epsilon) n)`` rows (``refine=None``); ``"auto"``
-    also drops the kept rows its rejection step finds implausible.
+    A given fraction keeps exactly ``ceil((1 - epsilon) n)`` rows; ``"auto"`` also drops the
+    kept rows its rejection step finds implausible (the regressor's default refine="auto").
     """
-    refine = "reject" if epsilon == "auto" else None
-    start = SubquantileKernelRegressor(
-        epsilon=epsilon, kernel="rbf", refine=refine, random_state=random_state
-    )
+    start = SubquantileKernelRegressor(epsilon=epsilon, kernel="rbf", random_state=random_state)
     return np.asarray(start.fit(X, y).inlier_mask_, dtype=bool)
 
 

@@ -27,9 +27,9 @@ the objective, the count of rows that changed and a digest of the kept rows (16 
 chunk: the loop's memory of the sets it has seen), and the fitted per-row attributes
 (``inlier_mask_``, ``outlier_scores_``, ``row_weights_``) are Dask arrays; the client holds
 O(m^2) and the task graphs, whatever the rows (tested at two sizes). ``refine="reject"``
-of the regressor runs distributed too: the leverages q_i = x_i^T A^-1 x_i of the kept rows'
-ridge (A from the same sums) per chunk, the median of the kept studentized losses as an exact
-order statistic.
+of the regressor (the default refine="auto" with epsilon="auto") runs distributed too: the
+leverages q_i = x_i^T A^-1 x_i of the kept rows' ridge (A from the same sums) per chunk, the
+median of the kept studentized losses as an exact order statistic.
 
 epsilon, alpha and gamma ``"auto"`` are chosen by the in-memory fit on ``AUTO_SAMPLE_ROWS``
 rows drawn with ``random_state`` (all of them when there are fewer): its ``epsilon_`` and

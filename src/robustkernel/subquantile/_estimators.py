@@ -23,9 +23,9 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
     :math:`S(f)` holds the :math:`k = \lceil (1 - \varepsilon) n \rceil` rows with the smallest
     squared error (see Notes). With epsilon=0 and fit_intercept=False (and alpha, gamma given) this
     is :class:`sklearn.kernel_ridge.KernelRidge`. With no arguments every knob is chosen on the
-    data: epsilon, alpha and gamma ("auto"), and kept rows implausible under the fit are dropped
-    (refine="reject"), and the kernel (kernel="auto": a high-breakdown start that finds
-    groups of outliers masking one another). The papers' estimator is
+    data: epsilon, alpha and gamma ("auto"), and the kernel (kernel="auto": a high-breakdown
+    start that finds groups of outliers masking one another); a given epsilon is the fraction
+    trimmed (refine="auto"). The papers' estimator is
     ``SubquantileKernelRegressor(epsilon, kernel="rbf", alpha=1.0, gamma=None, refine=None)``.
 
     Parameters
@@ -50,9 +50,9 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         adaptive cutoff instead of a fixed k-sigma rule, and a move to the degree-2 polynomial
         or rbf kernel (with its own trimmed start) only where it beats the simpler kernel by two
         paired standard errors of leave-one-out loss on the rows kept. The model is then kernel
-        ridge with that kernel on the rows the reweighting keeps (a given epsilon: the
-        (1 - epsilon) n rows of smallest standardized residual, less those the reweighting
-        flags unless refine=None), alpha and gamma chosen by leave-one-out on them; no solver
+        ridge with that kernel on the rows the reweighting keeps (a given epsilon: exactly the
+        ceil((1 - epsilon) n) rows of smallest standardized residual, at any size), alpha and
+        gamma chosen by leave-one-out on them; no solver
         moves those rows. Every column is first brought to units of its spread (the median,
         and the larger of 1.4826 MAD and IQR / 1.349: ``feature_center_``,
         ``feature_scale_``), so the fit does not depend on the units of X. At any size: on
@@ -64,8 +64,8 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         the model is the weighted ridge on the rows kept; with a ``link`` the start runs on
         the targets and the link model is fitted on the rows it keeps. It refuses the solvers'
         options (``solver``, ``init``, ``n_init``, ``radius``, ``smoothing``, ``line_search``,
-        refine="biweight") and ``device``: give a kernel for those (the papers' estimator:
-        kernel="rbf"). With approximation="rff", which approximates the rbf kernel only,
+        refine="reject" or "biweight") and ``device``: give a kernel for those (the papers'
+        estimator: kernel="rbf"). With approximation="rff", which approximates the rbf kernel only,
         "auto" is kernel="rbf" at any size (the same fit: no start, no column scaling, the
         solvers' options taken). ``kernel_`` reports the choice.
     gamma : float, "auto" or None, default="auto"
@@ -143,19 +143,27 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         Optional constraint :math:`\|f\|_{\mathcal{H}} \le` radius (:math:`\|\theta\| \le` radius
         with ``n_components``; projection for the gradient solvers, exact constrained refit for
         "alternating").
-    refine : {"reject", "biweight"} or None, default="reject"
-        What follows the trimmed fit at a given epsilon > 0. None: nothing, the papers'
-        estimator (exactly k rows kept). "reject": kept rows whose loss is implausible under
-        the fit (studentized abs(residual) > 5 sigma, the rule of epsilon="auto" with 5 for 3;
-        label probability below 0.2) are trimmed too and the model refitted, until no kept row is
-        implausible; the trim never removes fewer than epsilon of the rows, and no corrupted
-        row that the count forced into the kept set (or that a flexible kernel explains by
-        its own coefficient) drags the fit (sklearn's diabetes, 20% of the rows scaled
-        x -> 100 x, y -> 1e4 y, epsilon=0.2: test RMSE 1.16-1.95x the oracle's with None,
-        0.98-1.01x with "reject", tests/test_robust_defaults.py). Classifiers keep half of
-        every class. Also applied to the trimmed fits of alpha/gamma "auto" and to the second
-        fit of epsilon="auto" with them. "biweight" (regressor): an M-step instead, as
-        MM-estimators follow a high-breakdown start: iteratively reweighted kernel ridge with
+    refine : {"auto", "reject", "biweight"} or None, default="auto"
+        What follows the trimmed fit. "auto": "reject" where epsilon="auto" (in the fits at its
+        estimate: the second fit of alpha / gamma "auto", the passes on a Dask array), nothing
+        at a given epsilon, which is then the fraction trimmed, as in the papers: exactly
+        k = ceil((1 - epsilon) n) rows kept (epsilon=0: every row) and ``epsilon_`` = 1 - k / n,
+        whatever the kernel. Nothing rejects in the trimmed fits that choose alpha / gamma
+        "auto" at a given epsilon either, so the fit is refine=None's: the model is fitted on
+        k rows whatever they hold, and the honest scores of the choice already leave out the
+        largest epsilon (at least 10%) of the residuals. None: nothing, the papers' estimator.
+        "reject": kept rows whose loss is implausible under the fit (studentized
+        abs(residual) > 5 sigma, the rule of epsilon="auto" with 5 for 3) are trimmed too and
+        the model refitted, until no kept row is implausible, in the trimmed fits of alpha /
+        gamma "auto" too: a given epsilon is then the least fraction trimmed, and no corrupted
+        row that the count forced into the kept set (or that a flexible kernel explains by its
+        own coefficient) drags the fit (sklearn's diabetes, 20% of the rows scaled
+        x -> 100 x, y -> 1e4 y, kernel="rbf", epsilon=0.2: test RMSE 1.16-1.95x the oracle's
+        with None, 0.98-1.01x with "reject", tests/test_given_epsilon.py). kernel="auto" takes
+        "auto" or None, the same fit (its reweighting flags the rows of epsilon="auto", a given
+        epsilon is the count it trims); "reject" and "biweight" need a kernel. "biweight": an
+        M-step instead, as MM-estimators follow a high-breakdown start: iteratively reweighted
+        kernel ridge with
         Tukey's biweight (c = 4.685) on honest residuals (leave-one-out for the rows the fit
         sees) scaled by 1.4826 x their median under the trimmed fit; clean rows the trim
         dropped come back, but where the model's bias dominates the residuals it down-weights
@@ -230,7 +238,8 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         given ``gamma``, are in those units.
     inlier_mask_ : ndarray of bool, shape (n_samples,)
         True for the rows of the final fit (the k rows of the subquantile, less those
-        ``refine="reject"`` dropped); False marks a suspected outlier. After a fit on Dask
+        ``refine="reject"`` dropped: with epsilon="auto", or where given); False marks a
+        suspected outlier. After a fit on Dask
         arrays this and the other per-row attributes (``outlier_scores_``, ``row_weights_``)
         are Dask arrays persisted on the cluster: compute or save them before it closes.
     outlier_scores_ : ndarray of shape (n_samples,)
@@ -284,9 +293,10 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         With alpha or gamma "auto": the score of every pair (regressor: the trimmed mean
         squared honest residual; classifier: the out-of-fold misclassification rate).
     epsilon_ : float
-        Fraction of the rows trimmed, 1 - (rows kept) / n: the estimate when epsilon="auto",
-        at least epsilon with ``refine="reject"`` (classifiers: less where keeping half of
-        every class required more than k rows).
+        Fraction of the rows trimmed, 1 - (rows kept) / n: the estimate when epsilon="auto";
+        a given epsilon's 1 - ceil((1 - epsilon) n) / n, at least that with an explicit
+        ``refine="reject"`` (classifiers: less where keeping half of every class required more
+        than k rows).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
@@ -330,8 +340,9 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
     With the defaults the fit configures itself on the training rows: epsilon by the LTS
     reweighting step [3]_ (regression: a three-sigma rule on studentized residuals;
     classification: out-of-fold label probabilities below 0.2), alpha and gamma by honest
-    (leave-one-out or out-of-fold) scores of the trimmed fits, and refine="reject" drops kept
-    rows that the final fit finds implausible. No clean validation rows are needed.
+    (leave-one-out or out-of-fold) scores of the trimmed fits, and refine="auto" (that is
+    "reject" with epsilon="auto") drops kept rows that a fit at the estimate finds implausible.
+    No clean validation rows are needed.
 
     References
     ----------
@@ -537,26 +548,19 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         Optional constraint :math:`\|f\|_{\mathcal{H}} \le` radius (:math:`\|\theta\| \le` radius
         with ``n_components``; projection for the gradient solvers, exact constrained refit for
         "alternating").
-    refine : {"reject", "biweight"} or None, default="reject"
-        What follows the trimmed fit at a given epsilon > 0. None: nothing, the papers'
-        estimator (exactly k rows kept). "reject": kept rows whose loss is implausible under
-        the fit (studentized abs(residual) > 5 sigma, the rule of epsilon="auto" with 5 for 3;
-        label probability below 0.2) are trimmed too and the model refitted, until no kept row is
-        implausible; the trim never removes fewer than epsilon of the rows, and no corrupted
-        row that the count forced into the kept set (or that a flexible kernel explains by
-        its own coefficient) drags the fit (sklearn's diabetes, 20% of the rows scaled
-        x -> 100 x, y -> 1e4 y, epsilon=0.2: test RMSE 1.16-1.95x the oracle's with None,
-        0.98-1.01x with "reject", tests/test_robust_defaults.py). Classifiers keep half of
-        every class. Also applied to the trimmed fits of alpha/gamma "auto" and to the second
-        fit of epsilon="auto" with them. "biweight" (regressor): an M-step instead, as
-        MM-estimators follow a high-breakdown start: iteratively reweighted kernel ridge with
-        Tukey's biweight (c = 4.685) on honest residuals (leave-one-out for the rows the fit
-        sees) scaled by 1.4826 x their median under the trimmed fit; clean rows the trim
-        dropped come back, but where the model's bias dominates the residuals it down-weights
-        clean rows too (measured in the module docstring of
-        ``robustkernel.subquantile._refine``); ``row_weights_`` then holds the weights and
-        ``threshold_`` the squared residual (c x scale)^2 beyond which a row has weight 0; not
-        available with ``radius`` or ``device``. Nothing runs at epsilon=0 (the ordinary fit).
+    refine : {"auto", "reject"} or None, default="auto"
+        What follows the trimmed fit at a given epsilon. "auto" (the same as None for a
+        classifier: epsilon="auto" flags by confident learning, and nothing follows it): a
+        given epsilon is the fraction trimmed, as in the papers: k = ceil((1 - epsilon) n) rows
+        kept (epsilon=0: every row), more only where half of every class needs more
+        (ceil(n_c / 2) rows of each class c), also in the trimmed fits that choose alpha /
+        gamma "auto". None: nothing, the papers' estimator. "reject": kept rows whose label gets
+        a probability below 0.2 out of fold (from models fitted on the kept rows of the other
+        folds) are trimmed too and the model refitted, until no kept row is implausible, half of
+        every class kept: a given epsilon is then the least fraction trimmed (unless the class
+        floors keep more), in the trimmed fits of alpha / gamma "auto" too; in memory only (a
+        Dask array takes it with epsilon="auto" only, where nothing follows). "biweight" is the
+        regressor's.
     smoothing : float, default=None
         Gradient solvers only: replace the hard subquantile by the weights
         sigmoid(smoothing * (threshold - loss_i)); larger is closer to the hard version.
@@ -650,9 +654,10 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         when X was.
     inlier_mask_ : ndarray of bool, shape (n_samples,)
         True for the rows of the final fit (the k rows of the subquantile, less those
-        ``refine="reject"`` dropped); False marks a suspected outlier. After a fit on Dask
-        arrays this and the other per-row attributes (``outlier_scores_``, ``row_weights_``)
-        are Dask arrays persisted on the cluster: compute or save them before it closes.
+        ``refine="reject"``, given explicitly, dropped); False marks a suspected outlier.
+        After a fit on Dask arrays this and the other per-row attributes
+        (``outlier_scores_``, ``row_weights_``) are Dask arrays persisted on the cluster:
+        compute or save them before it closes.
     outlier_scores_ : ndarray of shape (n_samples,)
         Final per-row training loss; larger is more suspect. Regression fits the targets
         divided by a power of two near their median magnitude and scales the model back
@@ -684,9 +689,10 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         With alpha or gamma "auto": the score of every pair (regressor: the trimmed mean
         squared honest residual; classifier: the out-of-fold misclassification rate).
     epsilon_ : float
-        Fraction of the rows trimmed, 1 - (rows kept) / n: the estimate when epsilon="auto",
-        at least epsilon with ``refine="reject"`` (classifiers: less where keeping half of
-        every class required more than k rows).
+        Fraction of the rows trimmed, 1 - (rows kept) / n: the estimate when epsilon="auto";
+        a given epsilon's 1 - ceil((1 - epsilon) n) / n, at least that with an explicit
+        ``refine="reject"`` (classifiers: less where keeping half of every class required more
+        than k rows).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (``n_features_in_``,)

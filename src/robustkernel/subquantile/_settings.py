@@ -66,7 +66,7 @@ def _same(value: Any, choice: Any) -> bool:
 
 
 def _dask_refine(value: Any, params: Mapping[str, Any], task: Task) -> bool:
-    if value is None:
+    if value is None or _is_auto(value):  # "auto" rejects only where epsilon is "auto"
         return True
     # a classifier's rejection at a given epsilon needs out-of-fold fits (in memory only)
     return value == "reject" and (not task.classifier or _is_auto(params["epsilon"]))
@@ -75,13 +75,13 @@ def _dask_refine(value: Any, params: Mapping[str, Any], task: Task) -> bool:
 BACKEND_SUPPORT: dict[str, dict[str, Allowed]] = {
     "array": {},
     "weighted": {
-        "refine": _one_of(None, "reject"),
+        "refine": _one_of("auto", None, "reject"),
         "solver": _one_of("alternating"),
         "device": _one_of(None),
     },
     "dask": {
         "refine": Allowed(
-            _dask_refine, "None, or 'reject' (a classifier: only with epsilon='auto')"
+            _dask_refine, "'auto', None, or 'reject' (a classifier: only with epsilon='auto')"
         ),
         "n_components": Allowed(
             lambda value, params, task: value is not None,
@@ -114,9 +114,10 @@ BACKEND_SUPPORT: dict[str, dict[str, Allowed]] = {
 class FitSettings:
     """The validated parameters of one fit and what they resolve to.
 
-    ``params`` holds every constructor parameter (read as attributes: ``settings.epsilon``);
-    ``solver_spec`` is the registry entry of the ``solver`` parameter and ``options`` its
-    options with ``max_iter`` resolved (the solver's default where None).
+    ``params`` holds every constructor parameter (read as attributes: ``settings.epsilon``),
+    ``refine`` resolved (:func:`resolve_refine`: never "auto"); ``solver_spec`` is the registry
+    entry of the ``solver`` parameter and ``options`` its options with ``max_iter`` resolved
+    (the solver's default where None).
     """
 
     params: Mapping[str, Any]
@@ -180,7 +181,31 @@ def validate_settings(
     params = _resolve_kernel(params, task)
     solver = SOLVERS[params["solver"]]
     _check_combinations(params, task, solver, estimator)
-    return FitSettings(dict(params), kind, estimator, solver, _solver_options(params, solver))
+    params = {**params, "refine": resolve_refine(params["refine"], params["epsilon"])}
+    return FitSettings(params, kind, estimator, solver, _solver_options(params, solver))
+
+
+def resolve_refine(refine: str | None, epsilon: float | str) -> str | None:
+    """What ``refine`` runs at ``epsilon``: "auto" is "reject" where epsilon is "auto" and
+    nothing (None) at a given epsilon, which is then the fraction trimmed, in every fit of the
+    fit (the trimmed fits that choose alpha / gamma "auto" too: the fit is that of
+    refine=None); the other values as given.
+
+    Parameters
+    ----------
+    refine : {"auto", "reject", "biweight"} or None
+        The ``refine`` parameter (already validated).
+    epsilon : float or "auto"
+        The ``epsilon`` parameter.
+
+    Returns
+    -------
+    str or None
+        "reject", "biweight" or None.
+    """
+    if not _is_auto(refine):
+        return refine
+    return "reject" if _is_auto(epsilon) else None
 
 
 def _resolve_kernel(params: Mapping[str, Any], task: Task) -> Mapping[str, Any]:
@@ -225,10 +250,11 @@ AUTOMATIC_KERNEL_DEFAULTS: dict[str, Any] = {
     "radius": None,
     "smoothing": None,
     "line_search": False,
-    "refine": "reject",
+    "refine": "auto",
 }
 """The solvers' options kernel="auto" takes at their defaults only (it runs no solver; its
-reweighting does what refine would, and refine=None is taken too)."""
+reweighting does what refine would with epsilon="auto", and a given epsilon is the fraction it
+trims: refine=None, the same fit, is taken too; "reject" and "biweight" are refused)."""
 
 
 def _check_automatic_kernel(params: Mapping[str, Any], task: Task, estimator: str) -> None:
@@ -245,10 +271,16 @@ def _check_automatic_kernel(params: Mapping[str, Any], task: Task, estimator: st
     }
     if solver_options:
         given = ", ".join(f"{name}={value!r}" for name, value in solver_options.items())
+        refine = (
+            ' (the rows its reweighting keeps with epsilon="auto", a given epsilon trimmed '
+            'exactly: refine="auto" or None)'
+            if "refine" in solver_options
+            else ""
+        )
         raise ValueError(
             f'kernel="auto" fits kernel ridge on the rows its high-breakdown start keeps, '
-            f"with no solver: {given} would be ignored. Give a kernel (the papers' estimator: "
-            'kernel="rbf") to use the solvers and their options.'
+            f"with no solver{refine}: {given} would be ignored. Give a kernel (the papers' "
+            'estimator: kernel="rbf") to use the solvers and their options.'
         )
 
 
@@ -265,10 +297,10 @@ def _check_combinations(
     if params["line_search"] and not solver.line_search:
         raise ValueError(f"line_search=True is only available with solver='gd', got {name!r}.")
     refine = params["refine"]
-    if refine is not None and refine not in task.refinements:
+    if refine is not None and not _is_auto(refine) and refine not in task.refinements:
         raise ValueError(
             f"refine={refine!r} is not available for {estimator}; choose from "
-            f"{sorted(task.refinements) or 'none'} or None."
+            f"{sorted(task.refinements) or 'none'}, 'auto' or None."
         )
     if refine == "biweight" and (params["radius"] is not None or params["device"] is not None):
         raise ValueError(
@@ -281,13 +313,14 @@ def _check_combinations(
         automatic = {
             key: params[key]
             for key in ("kernel", "epsilon", "alpha", "gamma", "refine")
-            if _is_auto(params[key]) or (key == "refine" and params[key] is not None)
+            if (key == "refine" and params[key] not in (None, "auto"))
+            or (key != "refine" and _is_auto(params[key]))
         }
         if params["n_components"] is not None or automatic:
             raise ValueError(
                 "device= runs the papers' estimator on the exact kernel model: give kernel "
-                '(e.g. kernel="rbf"), epsilon (a number), alpha and gamma, and refine=None, '
-                "without n_components "
+                '(e.g. kernel="rbf"), epsilon (a number), alpha and gamma, and refine=None or '
+                '"auto" (the default: nothing at a given epsilon), without n_components '
                 f"(got {automatic or {'n_components': params['n_components']}}); use "
                 "device=None for the automatic configuration."
             )

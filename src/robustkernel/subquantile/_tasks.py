@@ -72,7 +72,8 @@ class Task:
         Honest per-row losses of the ordinary fit, where the selection's trimmed fits start;
         None: from its in-sample losses.
     refinements : frozenset of str
-        The values of ``refine`` the task supports (besides None).
+        The values of ``refine`` the task supports (besides None and "auto", which resolves
+        to "reject" or None: :func:`._settings.resolve_refine`).
     keeps_every_class : bool
         Class floors: half of every class is always kept.
     alpha_grid, gamma_factors, start_alpha

@@ -15,6 +15,7 @@ from .._kernel_model.losses import (
 )
 from ..trimming import (
     MAX_EPSILON,
+    weighted_subquantile,
 )
 from ._in_memory import InMemoryFit
 from ._result import FitResult
@@ -132,8 +133,11 @@ def _fit_rows(
     once); the weighted fit then runs the alternating solver with its gamma, its alpha times
     the mean weight (the same penalty per unit of weight: uniform weights give the fit without
     weights, whatever their scale) or the given alpha, refine=None, trimming the weight of the
-    rows it trimmed. Weights of extreme magnitude are fitted divided by a power of two, with
-    alpha divided by the same (the same minimizer, exactly), so that no sum overflows.
+    rows it trimmed, or a given epsilon of the weight where nothing rejects (refine="auto" or
+    None: a given epsilon is the fraction trimmed, of the weight as of the rows; kernel="auto"
+    then keeps the rows its start kept, or trimmed, first: :func:`_kept_by_start`). Weights of
+    extreme magnitude are fitted divided by a power of two, with alpha divided by the same (the
+    same minimizer, exactly), so that no sum overflows.
     """
     target = task.encode(y, settings.params, settings.estimator)
     if weights is None or np.all(weights == 1.0):
@@ -142,6 +146,8 @@ def _fit_rows(
     weights = weights / scale  # exact: a power of two
     chosen = None
     weighted = settings.replace(refine=None)
+    # a given epsilon that nothing rejects beyond is the share of the weight trimmed
+    counted = not settings.is_auto("epsilon") and settings.refine is None
     automatic = [
         name for name in ("epsilon", "alpha", "gamma", "kernel") if settings.is_auto(name)
     ]
@@ -154,9 +160,9 @@ def _fit_rows(
         alpha = chosen.alpha
         if settings.is_auto("alpha"):  # the same penalty per unit of weight
             alpha *= float(np.mean(weights)) * scale
-        weighted = weighted.replace(
-            epsilon=min(trimmed, MAX_EPSILON), alpha=alpha, gamma=chosen.gamma
-        )
+        if not counted:
+            weighted = weighted.replace(epsilon=min(trimmed, MAX_EPSILON))
+        weighted = weighted.replace(alpha=alpha, gamma=chosen.gamma)
         if chosen.loss is not None and "loss" in settings.params:  # loss="auto": its choice
             weighted = weighted.replace(loss=chosen.loss)
             target = task.encode(y, weighted.params, settings.estimator)
@@ -167,16 +173,19 @@ def _fit_rows(
                 coef0=settings.coef0 if chosen.coef0 is None else chosen.coef0,
             )
     inner = weighted.replace(alpha=float(weighted.alpha) / scale)
-    fit = InMemoryFit(inner, task, X, target, check_memory, weights, map_rows)
     if chosen is not None and chosen.kernel is not None:
         # kernel="auto": the weighted model on the rows the start kept, which stay fixed, as
         # without weights (the alternating solver from every row took hbk's bad leverage
         # points back in with integer weights 1-3), and on a majority row
-        kept = chosen.inlier_mask | _majority_row(weights)
-        result = fit.fit_on_fixed_rows(kept, float(inner.alpha), chosen.gamma)
+        kept = _kept_by_start(chosen, weights, float(settings.epsilon) if counted else None)
+        fit_weights = np.where(kept > 0, kept, weights)  # a row cut by the count: its part
+        fit = InMemoryFit(inner, task, X, target, check_memory, fit_weights, map_rows)
+        result = fit.fit_on_fixed_rows(kept > 0, float(inner.alpha), chosen.gamma)
         result = replace(result, evidence=chosen.evidence)
+        if counted:  # the share of the weight trimmed (else that of the distinct rows)
+            result = replace(result, epsilon=1.0 - float(kept.sum() / weights.sum()))
     else:
-        result = fit.run()
+        result = InMemoryFit(inner, task, X, target, check_memory, weights, map_rows).run()
     with np.errstate(over="ignore"):
         history = result.objective_history * scale
         kept = result.row_weights * scale  # each row's kept weight, in the given units
@@ -190,6 +199,38 @@ def _fit_rows(
     if automatic:
         result = replace(result, hyperparameter_scores=chosen.hyperparameter_scores)
     return result
+
+
+def _kept_by_start(
+    chosen: FitResult, weights: np.ndarray, epsilon: float | None
+) -> np.ndarray:
+    """kernel="auto" with weights: each row's kept weight in the weighted model on fixed rows.
+
+    Parameters
+    ----------
+    chosen : FitResult
+        The fit without weights (each row once): the rows its start kept, and their losses.
+    weights : ndarray of shape (n_samples,)
+        The positive row weights.
+    epsilon : float or None
+        A given epsilon, the share of the weight to trim; None keeps the rows ``chosen`` kept.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        Each row's whole weight where kept, 0 where trimmed; with ``epsilon``, the weighted
+        subquantile of a ranking that puts a majority row (:func:`_majority_row`) first, then
+        the rows ``chosen`` kept, then the others, each group by its loss: (1 - epsilon) of
+        the weight kept (integer weights: ceil((1 - epsilon) W) of the total W, as the
+        repeated rows), at most one row in part.
+    """
+    majority = _majority_row(weights)
+    if epsilon is None:
+        return np.where(chosen.inlier_mask | majority, weights, 0.0)
+    order = np.lexsort((chosen.outlier_scores, ~chosen.inlier_mask, ~majority))
+    rank = np.empty(weights.size)
+    rank[order] = np.arange(weights.size)
+    return weighted_subquantile(rank, epsilon, weights)
 
 
 def _majority_row(weights: np.ndarray) -> np.ndarray:

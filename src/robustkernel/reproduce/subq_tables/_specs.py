@@ -33,7 +33,7 @@ REGRESSION_METHODS = ("krr", "term", "sever", "subq", "subq_starts", "subq_auto"
 CLASSIFICATION_METHODS = ("svm", "term", "sever", "subq", "subq_starts", "subq_auto", "oracle")
 # The papers' SubQ (its table's ``init``, alpha, gamma and the given eps), the library's default
 # ERM start where the papers' is another one, n_init = SUBQ_STARTS, and the library's defaults
-# (no clean data, eps unknown: epsilon, alpha and gamma "auto", refine="reject"; the table's
+# (no clean data, eps unknown: epsilon, alpha and gamma "auto", refine="auto"; the table's
 # kernel).
 SUBQ_VARIANTS = ("subq", "subq_erm", "subq_starts", "subq_auto")
 SUBQ_STARTS = 10
