@@ -53,8 +53,9 @@ on a quiet machine:
     python benchmarks/bench_real_tables.py [--tables NAME ... | --all] [--quick] [--out FILE]
 
 prints the table as it goes (a progress line per table on stderr) and writes the report to
-``benchmarks/results/real_tables.md`` (``--out``; ``--no-write``: print only). ``--quick`` is a
-smoke test (cars, trees and yacht, 2 folds; writes only to an explicit ``--out``).
+its section of ``BENCHMARKS.md`` (``--out``: another Markdown file; ``--no-write``: print
+only). ``--quick`` is a smoke test (cars, trees and yacht, 2 folds; writes only to an
+explicit ``--out``).
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ import pandas as pd
 import scipy
 import sklearn
 from harness.realdata import TABLES, TableUnavailable, load_table
-from harness.report import cpu_description, markdown_table
+from harness.report import cpu_description, markdown_table, replace_markdown_section
 from harness.rscript import R_INSTALL, R_METHODS, R_SCRIPT, r_version, run_robustbase_batch
 from sklearn.compose import TransformedTargetRegressor
 from sklearn.kernel_ridge import KernelRidge
@@ -101,7 +102,7 @@ from robustkernel.reproduce._runs import cache_path
 
 SECTION = "## Do no harm on real tables (bench_real_tables.py)"
 HERE = Path(__file__).resolve().parent
-DEFAULT_OUT = HERE / "results" / "real_tables.md"
+DEFAULT_OUT = HERE.parent / "BENCHMARKS.md"  # its section SECTION is replaced
 DEFAULT_CACHE = HERE / ".cache" / "bench_real_tables"
 DEFAULT_DATA = HERE.parent.parent / "shared" / "datasets"
 PROTOCOL_VERSION = 1  # bump when a method definition below changes meaning
@@ -971,8 +972,8 @@ def main(argv: list[str] | None = None) -> int:
     print(body)
     if out is not None and not args.no_write:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(body)
-        print(f"wrote {out}")
+        replace_markdown_section(out, SECTION, body)
+        print(f"wrote the section {SECTION[3:]!r} of {out}")
     return 0
 
 

@@ -101,7 +101,7 @@ def test_quick_run_end_to_end(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     text = out.read_text()
-    assert text.startswith("## Do no harm on real tables (bench_real_tables.py)")
+    assert "\n## Do no harm on real tables (bench_real_tables.py)\n" in text
     for name in ("cars", "trees"):
         assert f"| {name} | " in text
         assert f"] {name} (" in done.stderr  # the progress line
