@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from conftest import run_cli as run
+from robustkernel.commands import _fit_run as fit_run
 from robustkernel.commands import fit, reproduce
 from robustkernel.persistence import load_model
 
@@ -95,7 +96,8 @@ def test_fit_leaves_out_the_index_column_and_predict_takes_any_layout(tmp_path, 
     assert list(model.feature_names_in_) == ["a", "b", "c"]
     index = {"R write.csv": "Unnamed: 0", "pandas to_csv": "Unnamed: 0"}.get(layout, "id")
     assert f"index column {index!r}" in (out / "report.md").read_text()
-    assert pd.read_csv(out / "outliers.csv").columns[3] == index  # kept in the file's columns
+    columns = list(pd.read_csv(out / "outliers.csv").columns)
+    assert columns.index(index) == columns.index("a") - 1  # kept in the file's columns
 
     plain = tmp_path / "plain"
     plain.mkdir()
@@ -384,3 +386,21 @@ def test_the_parsers_choices_are_the_estimators():
     assert fit.SOLVERS == tuple(SOLVERS)
     assert fit.EXACT_ROWS == EXACT_ROWS
     assert reproduce.BACKENDS == tuple(BACKENDS)
+
+
+def test_the_report_gives_each_flag_its_evidence_in_target_units(tmp_path, capsys):
+    """outliers.csv and the report carry the evidence of the no-argument regressor: the
+    residual (y less the fitted value, in the target's units), a p-value, the robust z and
+    "wrong y" / "unusual x"; the five shifted targets are flagged as wrong y."""
+    frame = _frame()
+    frame["y"] *= 1000.0  # target units: thousands
+    out, _ = _fit(tmp_path, write_r_csv(tmp_path / "train.csv", frame), capsys, "--quiet")
+    rows = pd.read_csv(out / "outliers.csv", keep_default_na=False)
+    assert list(rows.columns[3:9]) == list(fit_run.EVIDENCE_REPORTED)
+    np.testing.assert_allclose(rows["fitted"] + rows["residual"], frame["y"], rtol=1e-9)
+    assert rows["flagged"][:5].all() and (rows["kind"][:5] == "wrong y").all()
+    assert np.all(rows["residual"][:5] > 3000.0) and np.all(rows["pvalue"][:5] < 0.01)
+    assert (rows["kind"][~rows["flagged"]] == "").all()
+    report = (out / "report.md").read_text()
+    assert "| kind | residual | fitted | robust_z | pvalue | x_distance |" in report
+    assert "wrong y" in report and "unusual x" in report  # the rows' kinds, and how to read them

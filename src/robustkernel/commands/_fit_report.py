@@ -244,9 +244,16 @@ def flags_explained(subq: Any) -> str:
         return (
             "Each row's loss under the final fit (kernel ridge with the "
             f"{subq.kernel_} kernel on the kept rows). The flagged rows are those the "
-            "high-breakdown start left out: kernel least trimmed squares, then the adaptive "
-            "cutoff on studentized leave-one-out residuals (the excess of their tail over the "
-            "normal's); the threshold is the largest kept loss."
+            "high-breakdown start left out (kernel least trimmed squares, then the adaptive "
+            "cutoff on studentized leave-one-out residuals: the excess of their tail over the "
+            "normal's) whose p-value is below 0.01 under the noise the rows show (a local "
+            "scale and fitted tails: the second stage gives the others back). Per row: "
+            "residual (y less the prediction, leave-one-out for a kept row, in the target's "
+            "units), fitted, robust_z (the p-value as a signed normal quantile), pvalue, "
+            "x_distance (from the kept rows, in units of their own spacing) and kind: 'wrong y' "
+            "where x is ordinary, 'unusual x' where the row lies beyond 3 units from the kept "
+            "rows (the fit extrapolates there: a bad leverage point, or a correct row of a "
+            "region the data barely cover)."
         )
     if is_classifier(subq) and subq.epsilon == "auto":
         return (
@@ -256,8 +263,10 @@ def flags_explained(subq: Any) -> str:
             "each pair of classes as many rows as its estimated share of flipped labels, "
             "repeated with fold models fitted without the flagged rows."
         )
-    return (
-        "Each row's training loss under the final fit; rows above the threshold were trimmed "
+    trimmed = "Each row's training loss under the final fit; rows above the threshold were trimmed "
+    if subq.epsilon != "auto" and subq.refine != "reject":
+        return trimmed + "(flagged): the given epsilon is the fraction trimmed."
+    return trimmed + (
         "(flagged), as were kept rows whose loss is implausible under the fit (a studentized "
         "residual beyond 5 sigma, or a label probability below 0.2)."
     )

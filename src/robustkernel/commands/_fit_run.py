@@ -93,9 +93,14 @@ def _free_name(name: str, taken: pd.Index) -> str:
     return name
 
 
+EVIDENCE_REPORTED = ("kind", "residual", "fitted", "robust_z", "pvalue", "x_distance")
+"""The columns of the regressor's ``outlier_evidence_`` that outliers.csv and the report show."""
+
+
 def outlier_table(table: Table, model: Pipeline) -> pd.DataFrame:
-    """row, outlier_score and flagged, then every column of the file (whose names win: an added
-    column that would repeat one gets a leading underscore)."""
+    """row, outlier_score and flagged (and, where the fit has them, the evidence columns
+    ``EVIDENCE_REPORTED``), then every column of the file (whose names win: an added column
+    that would repeat one gets a leading underscore)."""
     subq = model[-1]
     original = table.original.reset_index(drop=True)
     added = {
@@ -103,8 +108,20 @@ def outlier_table(table: Table, model: Pipeline) -> pd.DataFrame:
         "outlier_score": subq.outlier_scores_,
         "flagged": ~subq.inlier_mask_,
     }
+    evidence = getattr(subq, "outlier_evidence_", None)
+    if evidence is not None:  # kernel="auto": why each row is (not) flagged, in target units
+        added.update({name: evidence[name] for name in EVIDENCE_REPORTED})
     scores = pd.DataFrame({_free_name(name, original.columns): v for name, v in added.items()})
     return pd.concat([scores, original], axis=1)
+
+
+def _shown(rows: pd.DataFrame) -> pd.DataFrame:
+    """The report's rows: numbers to 4 decimals, p-values to 2 significant digits (a p-value
+    of 1e-6 is not 0)."""
+    shown = rows.round(4)
+    if "pvalue" in rows.columns:
+        shown["pvalue"] = [f"{value:.2g}" for value in rows["pvalue"]]
+    return shown
 
 
 def known_outlier_section(column: str, known: np.ndarray, subq: Any) -> str:
@@ -140,7 +157,10 @@ def _report(
 ) -> None:
     subq = model[-1]
     report.plot_outlier_scores(subq.outlier_scores_, subq.threshold_, folder / "outliers.png")
-    most_suspect = np.argsort(-subq.outlier_scores_, kind="stable")[:N_MOST_SUSPECT]
+    evidence = getattr(subq, "outlier_evidence_", None)
+    # most suspect: largest |robust z| where the fit gives evidence, else largest score
+    suspicion = subq.outlier_scores_ if evidence is None else np.abs(evidence["robust_z"])
+    most_suspect = np.argsort(-suspicion, kind="stable")[:N_MOST_SUSPECT]
     sections = {
         "Settings": report.key_value_table(
             report.fit_settings(
@@ -161,7 +181,7 @@ def _report(
             + " All rows are in outliers.csv.\n\n"
             + report.image("outliers.png", "sorted outlier scores and threshold")
             + "\nMost suspect rows:\n\n"
-            + report.markdown_table(outlier_table(table, model).iloc[most_suspect].round(4))
+            + report.markdown_table(_shown(outlier_table(table, model).iloc[most_suspect]))
         ),
     }
     if args.known_outliers is not None:
