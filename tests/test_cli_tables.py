@@ -404,3 +404,14 @@ def test_the_report_gives_each_flag_its_evidence_in_target_units(tmp_path, capsy
     report = (out / "report.md").read_text()
     assert "| kind | residual | fitted | robust_z | pvalue | x_distance |" in report
     assert "wrong y" in report and "unusual x" in report  # the rows' kinds, and how to read them
+
+
+def test_the_report_gives_no_gamma_for_a_kernel_without_one(tmp_path, capsys):
+    """A linear fit has no gamma: the report says so instead of "1 / n_features"."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame(rng.normal(size=(40, 2)), columns=["a", "b"])
+    frame["y"] = frame["a"] - frame["b"] / 2 + 0.1 * rng.normal(size=40)
+    out, _ = _fit(tmp_path, write_r_csv(tmp_path / "train.csv", frame), capsys, "--quiet")
+    report = (out / "report.md").read_text()
+    assert "| gamma (gamma_) | none (the linear kernel has no gamma) |" in report
+    assert "1 / n_features" not in report

@@ -20,6 +20,7 @@ from sklearn.base import is_classifier
 from sklearn.metrics import accuracy_score, root_mean_squared_error
 
 from .. import _report
+from ..subquantile import takes_gamma
 
 # Points a scatter of sorted scores draws at most: beyond, every j-th sorted score is shown.
 MAX_POINTS = 20_000
@@ -114,6 +115,14 @@ def fit_settings(
     }
 
 
+def _gamma_shown(model: Any) -> object:
+    """gamma_ as the report states it: "none (the ... kernel has no gamma)" for the kernels
+    without one (linear, cosine, precomputed, a callable), "1 / n_features" for None."""
+    if not takes_gamma(model.kernel_):
+        return f"none (the {model.kernel_} kernel has no gamma)"
+    return "1 / n_features" if model.gamma_ is None else float(model.gamma_)
+
+
 def fit_statistics(
     model: Any, observed: np.ndarray, predicted: np.ndarray, seconds: float
 ) -> dict[str, Any]:
@@ -128,7 +137,7 @@ def fit_statistics(
     return {
         "estimated epsilon (epsilon_)": float(model.epsilon_),
         "alpha (alpha_)": float(model.alpha_),
-        "gamma (gamma_)": "1 / n_features" if model.gamma_ is None else float(model.gamma_),
+        "gamma (gamma_)": _gamma_shown(model),
         "rows flagged": int((~kept).sum()),
         "threshold (k-th smallest loss)": float(model.threshold_),
         f"training {metric}, kept rows": float(score(observed[kept], predicted[kept])),

@@ -18,6 +18,7 @@ from ._estimators import SubquantileKernelClassifier, SubquantileKernelRegressor
 from ._folds import regression_probabilities as regression_probabilities
 from ._high_breakdown import high_breakdown_start as high_breakdown_start
 from ._hyperparameters import robust_gamma as robust_gamma
+from ._hyperparameters import takes_gamma as takes_gamma
 from ._objective import Problem as Problem
 from ._refits import LbfgsSubsetFitter as LbfgsSubsetFitter
 from ._refits import RidgeSubsetFitter as RidgeSubsetFitter
