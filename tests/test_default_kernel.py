@@ -338,3 +338,18 @@ def test_centring_sparse_rows_fills_only_the_columns_of_median_other_than_zero()
     stored = np.diff(Z.tocsc().indptr)
     assert stored[0] == 200  # filled
     np.testing.assert_array_equal(stored[1:], np.count_nonzero(X[:, 1:], axis=0))
+
+
+@pytest.mark.parametrize("factor", [1.0 + 1e-9, 1000.0, 7.3, 1e-3])
+def test_a_table_in_other_units_is_fitted_on_the_same_bits(factor):
+    """The fit's units (x - median) / spread are the same bits for X and X x factor, so rows
+    that tie break their ties the same way (issue 63: milk, 86 rows with many ties, flagged 28,
+    8 and 8 rows for X, X x (1 + 1e-9) and X x 1000; now 29 for every unit)."""
+    rng = np.random.default_rng(0)
+    X = np.round(rng.choice(np.linspace(1.03, 3.71, 9), size=(86, 4)), 2)
+    y = X @ np.array([1.1, -2.3, 0.7, 0.4]) + 0.1 * rng.normal(size=86)
+    unit = SubquantileKernelRegressor().fit(X, y)
+    model = SubquantileKernelRegressor().fit(X * factor, y)
+    np.testing.assert_array_equal(model.X_fit_, unit.X_fit_)
+    np.testing.assert_array_equal(model.inlier_mask_, unit.inlier_mask_)
+    np.testing.assert_array_equal(model.predict(X * factor), unit.predict(X))
