@@ -63,7 +63,9 @@ def test_fit_regression_writes_model_tables_and_report(tmp_path, regression_csv,
     ]
     data = pd.read_csv(regression_csv, sep=";")
     outliers = pd.read_csv(out / "outliers.csv")
-    assert list(outliers.columns) == ["row", "outlier_score", "flagged", "a", "b", "c", "y"]
+    evidence = ["kind", "residual", "fitted", "robust_z", "pvalue", "x_distance"]
+    expected = ["row", "outlier_score", "flagged", *evidence, "a", "b", "c", "y"]
+    assert list(outliers.columns) == expected
     np.testing.assert_array_equal(outliers["row"], np.arange(1, N_ROWS + 1))
     np.testing.assert_allclose(outliers[["a", "b", "c", "y"]], data)
     assert outliers["flagged"][:N_CORRUPTED].all()
@@ -231,6 +233,12 @@ def test_outliers_csv_keeps_a_file_column_named_like_ours(tmp_path, capsys):
         "_row",
         "outlier_score",
         "_flagged",
+        "kind",
+        "residual",
+        "fitted",
+        "robust_z",
+        "pvalue",
+        "x_distance",
         "a",
         "b",
         "c",

@@ -54,6 +54,7 @@ from robustkernel.baselines import (
 )
 from robustkernel.metric_kernel_ridge import MetricKernelRidge
 from robustkernel.metric_kernel_ridge._objective import kernel_argument, resolve_kernel
+from robustkernel.subquantile._feature_scaling import UNIT_DECIMALS
 
 GIB = 2**30
 MIB = 2**20
@@ -198,9 +199,9 @@ def _unchunked(model, X):
     """k(X, X_fit_) w + b in one product, with the fitted kernel and its parameters (what
     kernel="auto" chose: ``kernel_``, ``gamma_``, ``degree_``, ``coef0_``), in the units the
     model was fitted in (kernel="auto": each column less ``feature_center_``, over
-    ``feature_scale_``)."""
+    ``feature_scale_``, to ``UNIT_DECIMALS`` decimals)."""
     if hasattr(model, "feature_scale_"):
-        X = (X - model.feature_center_) / model.feature_scale_
+        X = np.round((X - model.feature_center_) / model.feature_scale_, UNIT_DECIMALS)
     params = {
         name: getattr(model, f"{name}_", getattr(model, name))
         for name in ("gamma", "degree", "coef0")
