@@ -1,0 +1,49 @@
+"""benchmarks/bench_evidence.py: its data and a short run end to end."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "bench_evidence.py"
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("bench_evidence", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_noises_have_the_documented_spread():
+    bench = _module()
+    for noise, check in [
+        ("gaussian", lambda e, x: abs(np.std(e) - 1.0) < 0.03),
+        ("t3", lambda e, x: abs(np.median(np.abs(e)) - 0.7649) < 0.04),  # t(3)'s median |e|
+        # sd 0.3 + 0.7 (x1 + 2): about 0.45 at the left edge, 2.95 at the right one
+        ("heteroscedastic", lambda e, x: np.std(e[x < -1.8]) < 0.6 < 2.5 < np.std(e[x > 1.8])),
+    ]:
+        X, y = bench.make_data(noise, 20_000, 0)
+        e = y - X[:, 0] - 0.5 * X[:, 1]
+        assert X.shape == (20_000, 2) and check(e, X[:, 0]), noise
+
+
+def test_a_short_run_prints_the_summary(tmp_path):
+    out = tmp_path / "B.md"
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--rows", "150", "--seeds", "1", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    text = out.read_text()
+    assert "## Calibration of the regressor's p-values (bench_evidence.py)" in text
+    for noise in ("gaussian", "t3", "heteroscedastic"):
+        assert f"| {noise} | " in text
