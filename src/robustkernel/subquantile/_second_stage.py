@@ -108,46 +108,55 @@ def fit_reference(z: np.ndarray) -> Reference:
     return normal
 
 
+def other_kept_neighbours(
+    coordinates: np.ndarray, kept: np.ndarray, neighbours: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's ``neighbours`` nearest kept rows other than itself: their distances and
+    their positions among the kept rows, each (n, neighbours), nearest first (one k-NN search
+    of ``neighbours + 1``: a kept row finds itself first, the others drop their last)."""
+    index = np.flatnonzero(kept)
+    search = NearestNeighbors(n_neighbors=neighbours + 1).fit(coordinates[index])
+    distances, nearest = search.kneighbors(coordinates)
+    own = kept[:, None]
+    return (
+        np.where(own, distances[:, 1:], distances[:, :-1]),
+        np.where(own, nearest[:, 1:], nearest[:, :-1]),
+    )
+
+
 def local_variance(
     coordinates: np.ndarray, standardized: np.ndarray, kept: np.ndarray
 ) -> tuple[np.ndarray, float]:
     """Each row's variance factor from its nearest kept rows in ``coordinates`` (the row itself
     left out), relative to the kept rows' mean, shrunk towards 1 by the share of its spread
     that is not sampling noise. Returns the factors and the spread they explain (the
-    shrunk variance of the factors). Two passes: the second clips each squared residual at
-    ``CLIP`` times the first pass's factor, so that a wide region is not clipped to the
-    global scale."""
+    shrunk variance of the factors). Two passes over one neighbour search: the second clips
+    each squared residual at ``CLIP`` times the first pass's factor, so that a wide region is
+    not clipped to the global scale."""
+    size = int(kept.sum())
+    neighbours = min(
+        size - 1, MAX_NEIGHBOURS, max(MIN_NEIGHBOURS, int(np.ceil(NEIGHBOUR_SHARE * size)))
+    )
     factors = np.ones(standardized.size)
+    if neighbours < 2:
+        return factors, 0.0
+    _, nearest = other_kept_neighbours(coordinates, kept, neighbours)
     explained = 0.0
     for _ in range(2):
         factors, explained = _local_variance_pass(
-            coordinates, np.minimum(standardized, CLIP * factors), kept
+            np.minimum(standardized, CLIP * factors)[kept], nearest
         )
     return factors, explained
 
 
-def _local_variance_pass(
-    coordinates: np.ndarray, clipped: np.ndarray, kept: np.ndarray
-) -> tuple[np.ndarray, float]:
-    """One pass of :func:`local_variance` on the clipped squared residuals."""
-    standardized = clipped
-    index = np.flatnonzero(kept)
-    neighbours = min(
-        index.size - 1,
-        MAX_NEIGHBOURS,
-        max(MIN_NEIGHBOURS, int(np.ceil(NEIGHBOUR_SHARE * index.size))),
-    )
-    mean = float(np.mean(clipped[index]))
-    if neighbours < 2 or not mean > 0:
-        return np.ones(standardized.size), 0.0
-    search = NearestNeighbors(n_neighbors=neighbours + 1).fit(coordinates[index])
-    _, nearest = search.kneighbors(coordinates)
-    # a kept row finds itself first; the others drop their last neighbour instead
-    own = np.zeros(standardized.size, dtype=bool)
-    own[index] = True
-    chosen = np.where(own[:, None], nearest[:, 1:], nearest[:, :-1])
-    local = clipped[index][chosen].mean(axis=1) / mean
-    noise = float(np.var(clipped[index])) / mean**2 / neighbours
+def _local_variance_pass(clipped: np.ndarray, nearest: np.ndarray) -> tuple[np.ndarray, float]:
+    """One pass of :func:`local_variance`: the kept rows' clipped squared residuals
+    ``clipped`` averaged over each row's ``nearest`` (positions among the kept rows)."""
+    mean = float(np.mean(clipped))
+    if not mean > 0:
+        return np.ones(nearest.shape[0]), 0.0
+    local = clipped[nearest].mean(axis=1) / mean
+    noise = float(np.var(clipped)) / mean**2 / nearest.shape[1]
     spread = float(np.var(local))
     shrink = max(0.0, 1.0 - noise / spread) if spread > 0 else 0.0
     factors = np.clip(1.0 + shrink * (local - 1.0), 1.0 / LOCAL_RANGE, LOCAL_RANGE)
@@ -172,15 +181,11 @@ def x_distance(X: np.ndarray, kept: np.ndarray) -> np.ndarray:
     out), over the median of that distance among the kept rows (1 where that median is 0):
     a few kept rows near a flagged group (hbk's four good leverage rows beside its ten bad
     ones) do not make its region a usual one."""
-    index = np.flatnonzero(kept)
-    neighbours = min(X_NEIGHBOURS, index.size - 1)
+    neighbours = min(X_NEIGHBOURS, int(kept.sum()) - 1)
     if neighbours < 1:
         return np.zeros(X.shape[0])
-    distances, _ = NearestNeighbors(n_neighbors=neighbours + 1).fit(X[index]).kneighbors(X)
-    own = np.zeros(X.shape[0], dtype=bool)
-    own[index] = True
-    distance = np.where(own, distances[:, neighbours], distances[:, neighbours - 1])
-    typical = float(np.median(distance[index]))
+    distance = other_kept_neighbours(X, kept, neighbours)[0][:, -1]
+    typical = float(np.median(distance[kept]))
     return distance / typical if typical > 0 else distance
 
 
