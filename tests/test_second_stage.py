@@ -192,3 +192,28 @@ def test_beyond_the_exact_route_every_row_gets_evidence():
     assert (table["kind"][:100][table["flagged"][:100]] == "wrong y").all()
     np.testing.assert_allclose(table["fitted"] + table["residual"], y, rtol=1e-9, atol=1e-9)
     assert (model.outlier_pvalues_[100:] < 0.05).mean() <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / n)
+
+
+@pytest.mark.parametrize(
+    "case", ["targets 1e150", "targets 1e-150", "features 1e150", "constant target", "4 rows"]
+)
+def test_the_evidence_stays_finite_on_hostile_tables(case):
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(60, 2))
+    y = X[:, 0] + 0.1 * rng.normal(size=60)
+    y[:5] += 3.0
+    X, y = {
+        "targets 1e150": (X, y * 1e150),
+        "targets 1e-150": (X, y * 1e-150),
+        "features 1e150": (X * 1e150, y),
+        "constant target": (X, np.ones(60)),
+        "4 rows": (X[:4], y[:4]),
+    }[case]
+    model = SubquantileKernelRegressor().fit(X, y)
+    table = model.outlier_evidence_
+    assert np.all((model.outlier_pvalues_ >= 0) & (model.outlier_pvalues_ <= 1))
+    for name in ("residual", "fitted", "robust_z", "x_distance"):
+        assert np.all(np.isfinite(table[name])), name
+    np.testing.assert_allclose(table["fitted"] + table["residual"], y, rtol=1e-9, atol=0)
+    if case.startswith(("targets", "features")):
+        np.testing.assert_array_equal(np.flatnonzero(table["flagged"]), np.arange(5))
