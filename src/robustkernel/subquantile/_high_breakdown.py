@@ -42,7 +42,7 @@ from ..trimming import smallest, truncated_variance
 from ._auto_epsilon import added_row_factors
 from ._groups import duplicate_groups
 from ._hyperparameters import ALPHAS, MIN_TRIM, kernel_honest_residuals, trimmed_mean
-from ._second_stage import Evidence, second_stage
+from ._second_stage import Evidence, release_misfit, second_stage
 
 N_STARTS = 500  # random elemental starts, at most (FAST-LTS's count)
 START_CONFIDENCE = 0.99  # of drawing one clean start at 50% contamination (random_starts)
@@ -346,6 +346,7 @@ START_ALPHA = {"linear": 1e-6, "poly": 1e-6, "rbf": 0.1}  # times mean k(x, x)
 STANDARD_ERRORS = 2.0  # the simpler kernel stays unless beaten by this many paired SEs
 REWEIGHTING_ROUNDS = 2
 START_SEED = 0
+HELD_OUT_FOLDS = 5  # the second stage's cross-fitting (:func:`held_out_residuals`)
 MIN_ROWS = 4  # fewer rows: no trimmed start (every row kept, the linear kernel)
 
 
@@ -560,8 +561,11 @@ def high_breakdown_start(
        among the rows a linear model explains (Boston housing: the linear kernel adequate on
        its half, the rbf kernel better on the 91% of rows it kept);
     3. the second stage (:func:`._second_stage.second_stage`): the rows the reweighting
-       flagged are given back where their honest residual is plausible under a local scale
-       and a reference distribution fitted to the kept rows; ``Start.kept`` are its rows and
+       flagged are given back where their residual, held out of the fit and of the choice of
+       its rows (:func:`held_out_residuals`), is plausible under a local scale and a
+       reference distribution fitted to the rows; under the rbf family, the flagged rows a
+       flexible fit of every row explains without harm are given back too
+       (:func:`._second_stage.release_misfit`). ``Start.kept`` are its rows and
        ``Start.evidence`` every row's p-value.
 
     ``random_state`` draws the random starts (a fixed seed where None: the default fit is
@@ -600,13 +604,70 @@ def high_breakdown_start(
         kept, standardized = reweighted(family, Y, fit.kept, fit_intercept)
 
     _, index, alpha = family.choice_on_rows(Y, kept, fit_intercept)
+    folds = np.random.RandomState(START_SEED).permutation(n) % HELD_OUT_FOLDS
 
-    def refit(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        # the matrix and alpha of the reweighting's rows: one Cholesky factor a round
-        current = family.fit_on_rows(Y, rows, fit_intercept, index, alpha)
-        assert current.residuals is not None and current.studentized is not None
-        return current.residuals, current.studentized
+    def held_out(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return held_out_residuals(family, Y, rows, fit_intercept, index, alpha, folds)
 
-    evidence = second_stage(X, Y + offset, kept, refit)
+    evidence = second_stage(X, Y + offset, kept, held_out)
+    if family.name == "rbf" and not evidence.kept.all():
+        evidence = release_misfit(X, evidence, flexible_fit(Y, family, fit_intercept))
     degree = POLY_DEGREE if name == "poly" else None
     return Start(name, degree, evidence.kept, fit.kept, standardized, evidence)
+
+
+def held_out_residuals(
+    family: Family,
+    Y: np.ndarray,
+    kept: np.ndarray,
+    fit_intercept: bool,
+    index: int,
+    alpha: float,
+    folds: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every row's residual (n, C) and studentized squared norm (n,) held out of its fold
+    (``folds``: each row's fold number) *and* of the choice of the rows that predict it: for
+    each fold, the family's ``index``-th matrix at ``alpha`` is fitted on the other folds'
+    ``kept`` rows, those rows are chosen again among the other folds by the adaptive cutoff
+    (:func:`reweighted`'s rule, ``REWEIGHTING_ROUNDS`` fits), and the last fit predicts the
+    fold.
+
+    The kept rows' own leave-one-out residuals are not honest: they are the rows chosen for
+    small residuals, and where the model has many degrees of freedom for its rows the chosen
+    set fits itself closely (mtcars, 32 rows and 10 columns: the start keeps 21 rows with a
+    median absolute leave-one-out residual of 0.48 mpg, where ordinary least squares on every
+    row has 3.5; 11 correct rows flagged at p-values down to 1e-51)."""
+    n = Y.shape[0]
+    residuals = np.empty_like(Y)
+    studentized = np.empty(n)
+    for fold in np.unique(folds):
+        others = folds != fold
+        rows = kept & others
+        for _ in range(REWEIGHTING_ROUNDS):
+            fit = family.fit_on_rows(Y, rows, fit_intercept, index, alpha)
+            assert fit.studentized is not None and fit.residuals is not None
+            variance = truncated_variance(fit.studentized[others], rows[others], Y.shape[1])
+            chosen = np.zeros(n, dtype=bool)
+            chosen[others] = ~adaptive_flags(fit.studentized[others], variance, Y.shape[1])
+            if np.array_equal(chosen, rows):
+                break
+            rows = chosen
+        held = ~others
+        residuals[held] = fit.residuals[held]
+        studentized[held] = fit.studentized[held]
+    return residuals, studentized
+
+
+def flexible_fit(
+    Y: np.ndarray, family: Family, fit_intercept: bool
+) -> Callable[[np.ndarray], TrimmedFit]:
+    """The fit of the rbf ``family`` on given rows, its matrix and alpha chosen on them (least
+    trimmed leave-one-out loss): every row's honest residual (leave-one-out for those rows),
+    studentized. The flexible fit of :func:`._second_stage.release_misfit` (chosen again
+    without the gross errors: chosen with them, the gamma and alpha missed the relation)."""
+
+    def fit(rows: np.ndarray) -> TrimmedFit:
+        _, index, alpha = family.choice_on_rows(Y, rows, fit_intercept)
+        return family.fit_on_rows(Y, rows, fit_intercept, index, alpha)
+
+    return fit
