@@ -279,3 +279,23 @@ def test_a_relation_steeper_at_its_edge_is_misfit_not_outliers(seed):
     model = SubquantileKernelRegressor().fit(X, y)
     assert not model.inlier_mask_[:15].any()
     assert (~model.inlier_mask_[15:]).mean() <= 0.03
+
+
+@pytest.mark.xfail(
+    reason="issue 61, open: a shift over the edge of x looks like a relation steeper at its "
+    "edge; the start flags all 116 shifted rows, the held-out second stage gives back 56 and "
+    "the misfit rule 38 more (on bench_robust.py's generated data the local test keeps them)",
+    strict=True,
+)
+def test_a_coherent_shift_of_the_targets_is_not_given_back_as_misfit():
+    """20% of the rows, those of largest x1, with their targets shifted by 3 standard
+    deviations: a flexible fit can follow the step, but it then predicts the kept rows beside
+    it worse, so the shifted rows should stay flagged."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 4))
+    y = np.sin(X[:, 0]) + 0.5 * X[:, 1] * X[:, 2] + 0.2 * rng.normal(size=600)
+    shifted = X[:, 0] >= np.quantile(X[:, 0], 0.8)
+    y[shifted] += 3.0 * y.std()
+    model = SubquantileKernelRegressor().fit(X, y)
+    assert (~model.inlier_mask_[shifted]).mean() >= 0.9
+    assert (~model.inlier_mask_[~shifted]).mean() <= 0.05
