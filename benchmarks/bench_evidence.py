@@ -26,16 +26,20 @@ import os
 for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
-import argparse  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
-import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from harness.report import cpu_description, markdown_table, replace_markdown_section  # noqa: E402
+from harness.report import (  # noqa: E402
+    RunClock,
+    cpu_description,
+    markdown_table,
+    replace_markdown_section,
+    rows_and_seeds_parser,
+)
 
 from robustkernel import SubquantileKernelRegressor  # noqa: E402
 
@@ -87,14 +91,11 @@ def lmrob_share(X: np.ndarray, y: np.ndarray) -> float | None:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the benchmark (see the module docstring)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=1000)
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--no-write", action="store_true", help="print only")
-    parser.add_argument("--out", type=Path, default=HERE.parent / "BENCHMARKS.md")
+    parser = rows_and_seeds_parser(
+        __doc__.splitlines()[0], 1000, 3, HERE.parent / "BENCHMARKS.md"
+    )
     args = parser.parse_args(argv)
-    load_before = os.getloadavg()
-    wall, cpu = time.perf_counter(), time.process_time()
+    clock = RunClock()
     rows = []
     for noise in NOISES:
         for seed in range(args.seeds):
@@ -126,15 +127,12 @@ def main(argv: list[str] | None = None) -> None:
         shares = [row["lmrob flagged"] for row in chosen if row["lmrob flagged"] is not None]
         line["median lmrob flagged"] = float(np.median(shares)) if shares else None
         summary.append(line)
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     body = (
         f"{SECTION}\n\n"
         "Command: `python benchmarks/bench_evidence.py "
         f"--rows {args.rows} --seeds {args.seeds}`  \n"
         f"Machine: {cpu_description()}. One BLAS thread.  \n"
-        f"Load average before: {', '.join(f'{v:.2f}' for v in load_before)}; after: "
-        f"{', '.join(f'{v:.2f}' for v in os.getloadavg())}. Wall time {wall:.0f} s, CPU time "
-        f"{cpu:.0f} s (this process).\n\n"
+        f"{clock.note()}\n\n"
         "Clean rows (no contamination); see the script's docstring for the data. A row's p-value: "
         "`outlier_pvalues_` of `SubquantileKernelRegressor()`; flagged: `~inlier_mask_`; lmrob: "
         "R's robustbase, robustness weight below 0.1 / n ('-': R not installed).\n\n"

@@ -29,14 +29,19 @@ import os
 for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
-import argparse  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from harness.report import cpu_description, markdown_table, replace_markdown_section  # noqa: E402
+from harness.report import (  # noqa: E402
+    RunClock,
+    cpu_description,
+    markdown_table,
+    replace_markdown_section,
+    rows_and_seeds_parser,
+)
 
 from robustkernel import SubquantileKernelRegressor  # noqa: E402
 
@@ -72,14 +77,11 @@ def make_data(name: str, n: int, seed: int):
 
 def main(argv: list[str] | None = None) -> None:
     """Run the benchmark (see the module docstring)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=300)
-    parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--no-write", action="store_true", help="print only")
-    parser.add_argument("--out", type=Path, default=HERE.parent / "BENCHMARKS.md")
+    parser = rows_and_seeds_parser(
+        __doc__.splitlines()[0], 300, 5, HERE.parent / "BENCHMARKS.md"
+    )
     args = parser.parse_args(argv)
-    load_before = os.getloadavg()
-    wall, cpu = time.perf_counter(), time.process_time()
+    clock = RunClock()
     rows = []
     for name in FUNCTIONS:
         for seed in range(args.seeds):
@@ -122,15 +124,12 @@ def main(argv: list[str] | None = None) -> None:
                 "median clean rows flagged": float(chosen["clean rows flagged"].median()),
             }
         )
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     body = (
         f"{SECTION}\n\n"
         f"Command: `python benchmarks/bench_link_defaults.py --rows {args.rows} "
         f"--seeds {args.seeds}`  \n"
         f"Machine: {cpu_description()}. One BLAS thread.  \n"
-        f"Load average before: {', '.join(f'{v:.2f}' for v in load_before)}; after: "
-        f"{', '.join(f'{v:.2f}' for v in os.getloadavg())}. Wall time {wall:.0f} s, CPU time "
-        f"{cpu:.0f} s (this process).\n\n"
+        f"{clock.note()}\n\n"
         f"{args.rows} training rows, {SHARE:.0%} of the targets replaced by U(0, 1); see the "
         "script's docstring. Test RMSE against the noiseless function over the oracle's "
         '(`link="logistic", kernel="rbf", epsilon=0.0` on the clean rows only); plain: the '

@@ -12,6 +12,20 @@ PAPERS = {"epsilon": 0.1, "alpha": 1.0, "gamma": None, "refine": None, "kernel":
 """The papers' fixed configuration of the Subquantile estimators (the defaults choose instead)."""
 
 
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def load_benchmark(name: str):
+    """The module ``benchmarks/<name>.py``, imported from its file (its own ``harness``
+    imports need ``benchmarks`` on the path: pytest's ``pythonpath`` setting has it)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def make_regression(n: int, seed: int, n_features: int = 2) -> tuple[np.ndarray, np.ndarray]:
     """Smooth regression function plus small noise; x uniform on [-2, 2]^d."""
     rng = np.random.default_rng(seed)

@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from conftest import load_benchmark
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "bench_evidence.py"
 
 
-def _module():
-    spec = importlib.util.spec_from_file_location("bench_evidence", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 def test_the_noises_have_the_documented_spread():
-    bench = _module()
+    bench = load_benchmark("bench_evidence")
     for noise, check in [
         ("gaussian", lambda e, x: abs(np.std(e) - 1.0) < 0.03),
         ("t3", lambda e, x: abs(np.median(np.abs(e)) - 0.7649) < 0.04),  # t(3)'s median |e|

@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from conftest import load_benchmark
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "bench_link_defaults.py"
 
 
-def _module():
-    spec = importlib.util.spec_from_file_location("bench_link_defaults", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 def test_a_quarter_of_the_targets_are_uniform_noise_and_the_rest_follow_the_function():
-    bench = _module()
+    bench = load_benchmark("bench_link_defaults")
     for name in ("sine", "product"):
         X, y, bad, X_test, f_test = bench.make_data(name, 4000, 0)
         assert X.shape == (4000, 2) and bad.sum() == 1000 and X_test.shape == (2000, 2)

@@ -9,7 +9,49 @@ from pathlib import Path
 
 from robustkernel._report import markdown_table
 
-__all__ = ["cpu_description", "markdown_table", "replace_markdown_section"]
+__all__ = [
+    "RunClock",
+    "cpu_description",
+    "markdown_table",
+    "replace_markdown_section",
+    "rows_and_seeds_parser",
+]
+
+
+def rows_and_seeds_parser(description: str, rows: int, seeds: int, out: Path):
+    """An argument parser with ``--rows``, ``--seeds``, ``--no-write`` and ``--out`` (default
+    ``out``): the small calibration benchmarks' options."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--rows", type=int, default=rows)
+    parser.add_argument("--seeds", type=int, default=seeds)
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--out", type=Path, default=out)
+    return parser
+
+
+class RunClock:
+    """The load average at the start, then wall and process CPU time since it."""
+
+    def __init__(self) -> None:
+        import time
+
+        self._time = time
+        self.load_before = os.getloadavg()
+        self.wall = time.perf_counter()
+        self.cpu = time.process_time()
+
+    def note(self) -> str:
+        """The load averages before and now, the wall and CPU seconds, as one sentence."""
+        wall = self._time.perf_counter() - self.wall
+        cpu = self._time.process_time() - self.cpu
+        before = ", ".join(f"{v:.2f}" for v in self.load_before)
+        after = ", ".join(f"{v:.2f}" for v in os.getloadavg())
+        return (
+            f"Load average before: {before}; after: {after}. Wall time {wall:.0f} s, CPU time "
+            f"{cpu:.0f} s (this process)."
+        )
 
 
 def replace_markdown_section(
