@@ -26,6 +26,23 @@ def load_benchmark(name: str):
     return module
 
 
+def run_benchmark(name: str, out: Path, *args: str) -> str:
+    """Run ``benchmarks/<name>.py *args --out out`` in a fresh interpreter (from the
+    repository's root) and return the text it wrote there; its stderr on failure."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / f"{name}.py"), *args, "--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=BENCHMARKS.parent,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return out.read_text()
+
+
 def make_regression(n: int, seed: int, n_features: int = 2) -> tuple[np.ndarray, np.ndarray]:
     """Smooth regression function plus small noise; x uniform on [-2, 2]^d."""
     rng = np.random.default_rng(seed)

@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 
-from conftest import load_benchmark
-
-ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "benchmarks" / "bench_evidence.py"
-
+from conftest import load_benchmark, run_benchmark
 
 
 def test_the_noises_have_the_documented_spread():
@@ -29,16 +21,7 @@ def test_the_noises_have_the_documented_spread():
 
 
 def test_a_short_run_prints_the_summary(tmp_path):
-    out = tmp_path / "B.md"
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--rows", "150", "--seeds", "1", "--out", str(out)],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    text = out.read_text()
+    text = run_benchmark("bench_evidence", tmp_path / "B.md", "--rows", "150", "--seeds", "1")
     assert "## Calibration of the regressor's p-values (bench_evidence.py)" in text
     for noise in ("gaussian", "t3", "heteroscedastic"):
         assert f"| {noise} | " in text

@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 
-from conftest import load_benchmark
-
-ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "benchmarks" / "bench_link_defaults.py"
-
+from conftest import load_benchmark, run_benchmark
 
 
 def test_a_quarter_of_the_targets_are_uniform_noise_and_the_rest_follow_the_function():
@@ -31,15 +23,6 @@ def test_a_quarter_of_the_targets_are_uniform_noise_and_the_rest_follow_the_func
 
 
 def test_a_short_run_prints_the_summary(tmp_path):
-    out = tmp_path / "B.md"
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--rows", "80", "--seeds", "1", "--out", str(out)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    text = out.read_text()
+    text = run_benchmark("bench_link_defaults", tmp_path / "B.md", "--rows", "80", "--seeds", "1")
     assert "## The defaults with a link (bench_link_defaults.py)" in text
     assert "median defaults / oracle (target <= 1.15)" in text

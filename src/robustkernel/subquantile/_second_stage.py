@@ -323,6 +323,8 @@ def release_misfit(
     rows = np.ones(kept.size, dtype=bool)
     release = np.zeros(kept.size, dtype=bool)
     residuals, pvalues = evidence.residuals.copy(), evidence.pvalues.copy()
+    around = min(max(LOCAL_NEIGHBOURS, CONFLICT_NEIGHBOURS), int(kept.sum()) - 1)
+    nearest = np.flatnonzero(kept)[other_kept_neighbours(X, kept, around)[1]]  # nearest first
     for _ in range(2):  # on every row, then without the flagged rows it finds implausible
         fit = flexible(rows)
         fitted = evidence.fitted + evidence.residuals - fit.residuals
@@ -333,12 +335,8 @@ def release_misfit(
             candidates = ~kept & ~release & rows & plausible & (evidence.x_distance <= UNUSUAL_X)
             # not beside a kept row that the flexible fit, bent to them, rejects
             rejected = kept & ~plausible & (evidence.pvalues >= FLAG_LEVEL)
-            neighbours = min(CONFLICT_NEIGHBOURS, int(kept.sum()) - 1)
-            nearest = np.flatnonzero(kept)[other_kept_neighbours(X, kept, neighbours)[1]]
-            candidates &= ~rejected[nearest].any(axis=1)
+            candidates &= ~rejected[nearest[:, :CONFLICT_NEIGHBOURS]].any(axis=1)
             # nor where it predicts the kept rows around them worse than the robust fit
-            around = min(LOCAL_NEIGHBOURS, int(kept.sum()) - 1)
-            nearest = np.flatnonzero(kept)[other_kept_neighbours(X, kept, around)[1]]
             local_flexible = np.sum(fit.residuals**2, axis=1)[nearest].sum(axis=1)
             local_robust = np.sum(evidence.residuals**2, axis=1)[nearest].sum(axis=1)
             candidates &= local_flexible <= LOCAL_HARM * local_robust
