@@ -68,7 +68,7 @@ from ._features import fit_feature_map
 from ._objective import Evaluation
 from ._refits import ROUGH_TOL, gram_top_directions, lbfgs_penalized, ridge_from_sums
 from ._result import FitResult
-from ._settings import FitSettings, is_dask_array
+from ._settings import FitSettings, in_column_units, is_dask_array
 from ._solvers import SolverResult
 from ._tasks import Task
 
@@ -92,10 +92,12 @@ def distributed_fit(
     targets = _encoded_targets(task, y, X.chunks[0], settings.estimator, hinge)
     chosen: dict[str, Any] = {}
     start = None
-    if settings.kernel == "auto":  # the sample's kernel and units; its inliers start the fit
+    in_units = in_column_units(settings, task)
+    if settings.kernel == "auto":  # the sample's kernel; its inliers start the fit
         chosen = {"kernel": sample.kernel_, "degree": sample.degree_, "coef0": sample.coef0_}
         settings = settings.replace(**chosen)
         start = _sample_model_losses(sample, X, targets.Y)
+    if in_units:  # the sample's units (its gamma_ is in them)
         scaling = FeatureScaling(sample.feature_center_, sample.feature_scale_)
         X = X.map_blocks(scaling.transform, dtype=np.float64)
         chosen["feature_scaling"] = scaling

@@ -491,7 +491,11 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         that flag rows (see ``epsilon``), and the pair is chosen again with the flagged rows out of
         the fold fits and of the score; with a given epsilon, for each gamma a trimmed fit at alpha
         = 1 gives S, the fold models are fitted on the rows of S in the other folds, and the error
-        counts every row. Not available with ``device`` (give alpha and gamma).
+        counts every row. Not available with ``device`` (give alpha and gamma). With gamma="auto"
+        and a kernel that takes a gamma (rbf, polynomial, ...), the classifier fits in units of
+        each column's spread (``feature_center_``, ``feature_scale_``), so that raw columns give the
+        fit of standardized ones; ``gamma_`` is in those units. A given gamma is in the units
+        of X, which are kept.
     degree, coef0 : float, default=3, 1
         Parameters of the polynomial and sigmoid kernels.
     kernel_params : dict, default=None
@@ -651,7 +655,12 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         The intercept b (0 when ``fit_intercept=False``).
     X_fit_ : ndarray or CSR sparse matrix of shape (n_samples, n_features)
         Training data (the kernel matrix for kernel="precomputed"; exact model only); sparse
-        when X was.
+        when X was. With gamma="auto", in the units the model was fitted in:
+        ``(X - feature_center_) / feature_scale_``.
+    feature_center_, feature_scale_ : ndarray of shape (n_features,)
+        gamma="auto" only (see ``gamma``): each column's median and spread, as the
+        regressor's (:class:`SubquantileKernelRegressor`); the model is fitted, and predicts,
+        on ``(x - feature_center_) / feature_scale_``.
     inlier_mask_ : ndarray of bool, shape (n_samples,)
         True for the rows of the final fit (the k rows of the subquantile, less those
         ``refine="reject"``, given explicitly, dropped); False marks a suspected outlier.
