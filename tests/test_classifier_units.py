@@ -1,6 +1,6 @@
 """The classifier's columns in their own units (issue 62): with gamma="auto" it fits in units of
-each column's spread, as the regressor's kernel="auto" does, so raw columns give the fit of
-standardized ones."""
+each column's standard deviation (the regressor's kernel="auto": of its robust spread), so raw
+columns give the fit of standardized ones."""
 
 from __future__ import annotations
 
@@ -54,7 +54,10 @@ def test_raw_columns_predict_as_standardized_ones(load):
     assert abs(raw.score(X_test, y_test) - standard.score(scaler.transform(X_test), y_test)) <= (
         1.0 / y_test.size + 1e-12
     )
-    np.testing.assert_array_equal(raw.feature_center_, np.median(X_train, axis=0))
+    # the units: each column's standard deviation (1 for a constant one), not centred
+    deviation = X_train.std(axis=0)
+    np.testing.assert_allclose(raw.feature_scale_, np.where(deviation > 0, deviation, 1.0))
+    np.testing.assert_array_equal(raw.feature_center_, 0.0)
 
 
 def test_one_column_in_other_units_changes_nothing():
@@ -102,3 +105,18 @@ def test_a_dask_fit_takes_the_units_of_its_sample():
     np.testing.assert_array_equal(predictions[0], predictions[1])
     clean = (X[:, 0] - X[:, 2] > 0).astype(int)
     assert (predictions[0] == clean).mean() >= 0.95
+
+
+def test_sparse_rows_fit_as_their_dense_form():
+    """The classifier's units are not centred: CSR X stays sparse and fits as the dense X."""
+    from scipy import sparse
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(200, 5)) * np.array([1.0, 100.0, 1.0, 0.01, 1.0])
+    X[rng.random(X.shape) < 0.5] = 0.0
+    y = (X[:, 0] + X[:, 1] / 100.0 > 0).astype(int)
+    dense = SubquantileKernelClassifier(random_state=0).fit(X, y)
+    csr = SubquantileKernelClassifier(random_state=0).fit(sparse.csr_matrix(X), y)
+    assert sparse.issparse(csr.X_fit_)
+    np.testing.assert_array_equal(csr.inlier_mask_, dense.inlier_mask_)
+    np.testing.assert_allclose(csr.decision_function(X), dense.decision_function(X), atol=1e-8)

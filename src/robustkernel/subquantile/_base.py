@@ -19,7 +19,7 @@ from ._distributed import distributed_fit
 from ._feature_scaling import FeatureScaling, feature_scaling
 from ._features import APPROXIMATIONS, predict_in_chunks
 from ._result import FitResult
-from ._settings import in_column_units, input_kind, is_dask_array, validate_settings
+from ._settings import column_units, input_kind, is_dask_array, validate_settings
 from ._solvers import SOLVERS
 from ._tasks import Task
 from ._weighted_fit import fit_in_memory
@@ -200,10 +200,12 @@ class BaseSubquantile(KernelModel):
             if np.all(sample_weight == 1.0):
                 sample_weight = None
         settings = validate_settings(params, self._task, input_kind(X, sample_weight), name)
-        # in units of each column's spread (:mod:`._feature_scaling`) where the fit chooses
-        # the kernel or its width (:func:`._settings.in_column_units`)
-        in_units = in_column_units(settings, self._task)
-        scaling = feature_scaling(X, sample_weight) if in_units else None
+        # in units of each column's spread or standard deviation (:mod:`._feature_scaling`)
+        # where the fit chooses the kernel or its width (:func:`._settings.column_units`)
+        units = column_units(settings, self._task)
+        scaling = None
+        if units is not None:
+            scaling = feature_scaling(X, sample_weight, robust=units == "spread")
         if scaling is not None and not settings.fit_intercept:
             # a model through the origin stays one: scaled, not centred (centred, the linear
             # kernel's model was forced to 0 at the columns' medians instead, and kept the

@@ -68,7 +68,7 @@ from ._features import fit_feature_map
 from ._objective import Evaluation
 from ._refits import ROUGH_TOL, gram_top_directions, lbfgs_penalized, ridge_from_sums
 from ._result import FitResult
-from ._settings import FitSettings, in_column_units, is_dask_array
+from ._settings import FitSettings, column_units, is_dask_array
 from ._solvers import SolverResult
 from ._tasks import Task
 
@@ -92,7 +92,7 @@ def distributed_fit(
     targets = _encoded_targets(task, y, X.chunks[0], settings.estimator, hinge)
     chosen: dict[str, Any] = {}
     start = None
-    in_units = in_column_units(settings, task)
+    in_units = column_units(settings, task) is not None
     if settings.kernel == "auto":  # the sample's kernel; its inliers start the fit
         chosen = {"kernel": sample.kernel_, "degree": sample.degree_, "coef0": sample.coef0_}
         settings = settings.replace(**chosen)

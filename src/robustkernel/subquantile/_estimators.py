@@ -493,9 +493,11 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         = 1 gives S, the fold models are fitted on the rows of S in the other folds, and the error
         counts every row. Not available with ``device`` (give alpha and gamma). With gamma="auto"
         and a kernel that takes a gamma (rbf, polynomial, ...), the classifier fits in units of
-        each column's spread (``feature_center_``, ``feature_scale_``), so that raw columns give the
-        fit of standardized ones; ``gamma_`` is in those units. A given gamma is in the units
-        of X, which are kept.
+        each column's standard deviation (``feature_scale_``; ``feature_center_`` is 0: label
+        noise leaves X clean, and the regressor's robust spread weighed skewed, mostly-zero
+        columns such as digits' pixels far too much), so that raw columns give the fit of
+        standardized ones; ``gamma_`` is in those units. A given gamma is in the units of X,
+        which are kept.
     degree, coef0 : float, default=3, 1
         Parameters of the polynomial and sigmoid kernels.
     kernel_params : dict, default=None
@@ -658,9 +660,9 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         when X was. With gamma="auto", in the units the model was fitted in:
         ``(X - feature_center_) / feature_scale_``.
     feature_center_, feature_scale_ : ndarray of shape (n_features,)
-        gamma="auto" only (see ``gamma``): each column's median and spread, as the
-        regressor's (:class:`SubquantileKernelRegressor`); the model is fitted, and predicts,
-        on ``(x - feature_center_) / feature_scale_``.
+        gamma="auto" only (see ``gamma``): 0 and each column's standard deviation (1 for a
+        constant column); the model is fitted, and predicts, on ``(x - feature_center_) /
+        feature_scale_``.
     inlier_mask_ : ndarray of bool, shape (n_samples,)
         True for the rows of the final fit (the k rows of the subquantile, less those
         ``refine="reject"``, given explicitly, dropped); False marks a suspected outlier.

@@ -224,19 +224,22 @@ def _resolve_kernel(params: Mapping[str, Any], task: Task) -> Mapping[str, Any]:
     return params
 
 
-def in_column_units(settings: FitSettings, task: Task) -> bool:
-    """Whether the fit is in units of each column's spread (:mod:`._feature_scaling`): where
-    the estimator chooses its kernel (kernel="auto"), and for a classifier where it chooses
-    the kernel's width (gamma="auto" with a kernel that takes a gamma: rbf, polynomial,
-    laplacian, sigmoid, chi2; a linear kernel keeps the units given). The width is searched on
+def column_units(settings: FitSettings, task: Task) -> str | None:
+    """The units the fit works in (:mod:`._feature_scaling`): "spread" (each column's robust
+    centre and spread) where the regressor chooses its kernel (kernel="auto"); "standard
+    deviation" (each column divided by it) where a classifier chooses the kernel's width
+    (gamma="auto" with a kernel that takes a gamma: rbf, polynomial, laplacian, sigmoid, chi2);
+    None, the units given, elsewhere (a linear kernel, a given gamma). The width is searched on
     a grid around the columns' pooled spread, which one column in large units dominates: wine
     (178 rows, 13 columns, proline in the thousands) with 20% of the labels flipped gave
     ``gamma_`` 1.1e-5 and accuracy 0.62-0.67 in its own units, 0.97-1.00 after
     ``StandardScaler``. The regressor's kernel="rbf" keeps the units given (the previous
     defaults, which the benchmarks compare with)."""
     if _is_auto(settings.kernel):
-        return True
-    return task.classifier and takes_gamma(settings.kernel) and settings.is_auto("gamma")
+        return "spread"
+    if task.classifier and takes_gamma(settings.kernel) and settings.is_auto("gamma"):
+        return "standard deviation"
+    return None
 
 
 def unsupported(params: Mapping[str, Any], task: Task, kind: InputKind) -> list[str]:
