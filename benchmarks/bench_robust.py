@@ -203,7 +203,8 @@ def plan(args: argparse.Namespace, task: str) -> TaskPlan:
     data = _parse_list(args.data)
     attacks = _parse_list(args.attacks)
     if data is None:
-        data = list(QUICK[task]["data"] if args.quick else DATA[task])
+        everyday = [name for name, data_set in DATA[task].items() if not data_set.held_out]
+        data = list(QUICK[task]["data"]) if args.quick else everyday
     else:
         data = [d for d in data if d in DATA[task]]
     if attacks is None:

@@ -421,6 +421,19 @@ CLASSIFICATION_METHODS: dict[str, Method] = {
         "other parameters default",
         library=True,
     ),
+    "subq_hinge_svc_settings": Method(
+        lambda c: SubquantileKernelClassifier(loss="hinge", alpha=0.5, gamma=None),
+        "SubquantileKernelClassifier(loss=\"hinge\", alpha=0.5, gamma=None): SVC()'s fixed "
+        "settings (C = 1 / (2 alpha) = 1, gamma 1 / n_features on standardized columns, "
+        "scikit-learn's \"scale\") with the defaults' flags: what tuning on noisy labels adds",
+        library=True,
+    ),
+    "subq_log_fixed": Method(
+        lambda c: SubquantileKernelClassifier(alpha=0.5, gamma=None),
+        "SubquantileKernelClassifier(alpha=0.5, gamma=None): the log loss at fixed settings "
+        "(alpha as the hinge row's, gamma 1 / n_features) with the defaults' flags",
+        library=True,
+    ),
     "subq_meta_svc": Method(
         lambda c: SubquantileClassifier(SVC(random_state=c.seed), random_state=c.seed),
         "SubquantileClassifier(SVC()): the meta-estimator around scikit-learn's SVC, defaults",
