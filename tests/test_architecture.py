@@ -83,6 +83,7 @@ LAYERS: dict[str, int] = {
     "_torch_device": 0,
     "_extended_init": 0,
     "_delegation": 0,
+    "_progress": 0,
     # the version stamp of every estimator's pickled state (reads _version)
     "_version_stamp": 1,
     # the kernel model that SubQ and the baselines share

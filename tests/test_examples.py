@@ -17,6 +17,7 @@ EXPECTED_OUTPUT = {
     "label_noise.py": "SubQ estimated epsilon_ 0.2",
     "learned_metric.py": "rank of Sigma: 1",
     "network_training_loop.py": "corrupted rows left out by the estimator: 100%",
+    "r_table.py": "flagged rows: [1, 3, 4, 21]",
     "robust_grid_search.py": "trimmed RMSE",
 }
 
@@ -24,6 +25,7 @@ EXPECTED_OUTPUT = {
 # run without their optional peers (label_noise.py draws no cleanlab panel without cleanlab;
 # classic_outliers.py uses its own copy of the table without statsmodels).
 NEEDS = {
+    "r_table.py": [("statsmodels", "the example reads R's stackloss from statsmodels")],
     "network_training_loop.py": [("torch", "the example needs the optional PyTorch extra")],
     "dask_fit.py": [
         ("dask.array", "the example needs the optional dask extra"),

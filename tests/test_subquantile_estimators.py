@@ -266,7 +266,7 @@ def test_the_default_kernel_shows_its_start_in_a_progress_bar(verbose, shown, ca
     X = rng.normal(size=(40, 2))
     y = X[:, 0] + 0.1 * rng.normal(size=40)
     SubquantileKernelRegressor(verbose=verbose).fit(X, y)
-    assert ("SubQ high-breakdown start" in capsys.readouterr().err) is shown
+    assert ("SubQ kernel='auto'" in capsys.readouterr().err) is shown
 
 
 def test_negative_verbose_is_refused():

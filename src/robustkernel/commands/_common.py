@@ -22,7 +22,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -184,6 +184,16 @@ def _sigterm_raises() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def fitting(bar: tqdm) -> AbstractContextManager[None]:
+    """The block of a command's fit: the bar says "fitting" and then each step the fit
+    announces as it starts (:mod:`.._progress`: the kernel tried, the held-out folds, the
+    model on the kept rows), so that a long fit shows what it is doing."""
+    from .._progress import listening
+
+    bar.set_postfix_str("fitting")
+    return listening(lambda text: bar.set_postfix_str(f"fitting: {text}"))
 
 
 def progress(total: int, description: str, quiet: bool) -> tqdm:

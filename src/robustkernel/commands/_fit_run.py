@@ -24,7 +24,7 @@ from ..corruption import outlier_precision_recall
 from ..persistence import save_model
 from ..subquantile import SubquantileKernelClassifier, SubquantileKernelRegressor
 from . import _fit_report as report
-from ._common import atomic_folder, prediction_frame, progress
+from ._common import atomic_folder, fitting, prediction_frame, progress
 from ._csv_output import write_csv
 from ._layout import Layout, decide_layout
 from ._parquet_fit import dask_client, fit_parquet, is_parquet
@@ -268,10 +268,10 @@ def _fit_csv(
         warnings.warn(advice, stacklevel=1)
         notes[f"target {args.target!r}"] = advice
     bar.update()
-    bar.set_postfix_str("fitting")
     model = build_model(args)
     start = time.perf_counter()
-    model.fit(table.X, table.y)
+    with fitting(bar):
+        model.fit(table.X, table.y)
     seconds = time.perf_counter() - start
     layout.store(model)
     bar.update()

@@ -40,7 +40,7 @@ from sklearn.preprocessing import RobustScaler
 from ..persistence import save_model
 from ..subquantile import sample_rows
 from . import _fit_report as report
-from ._common import prediction_frame
+from ._common import fitting, prediction_frame
 from ._tabular import MIN_TRAINING_ROWS, DataError, Table, check_class_counts, first_line
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -402,7 +402,6 @@ def fit_parquet(
         random_state=args.random_state,
     )
     bar.update()
-    bar.set_postfix_str("fitting")
     scaler = RobustScaler().fit(table.sample)
     features = table.features
 
@@ -411,7 +410,8 @@ def fit_parquet(
 
     subq = model[-1].set_params(random_state=args.random_state, verbose=int(not args.quiet))
     start = time.perf_counter()
-    subq.fit(table.X.map_blocks(scaled, dtype=np.float64), table.y)
+    with fitting(bar):
+        subq.fit(table.X.map_blocks(scaled, dtype=np.float64), table.y)
     seconds = time.perf_counter() - start
     fitted = Pipeline([("scale", scaler), ("model", subq)])
     bar.update()

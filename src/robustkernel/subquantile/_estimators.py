@@ -184,7 +184,10 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         Seed of the "glorot" initialisation, of the random starts (``n_init``) and of the
         features (landmarks or random frequencies) when ``n_components`` is set.
     verbose : int, default=0
-        Show a progress bar over the iterations when positive.
+        Show progress bars when positive (scikit-learn's convention: 0 says nothing): over the
+        solver's iterations, and with kernel="auto" one over the steps of the fit, naming the
+        running one (the kernel's trimmed start, the second stage's held-out folds, the misfit
+        rule's flexible fits, the model on the kept rows) with the time elapsed.
     device : str, default=None
         None runs in NumPy / SciPy. A torch device string ("cuda", "cuda:0", "cpu") runs the
         exact kernel model's O(n^2) and O(n^3) work in PyTorch float64 on that device (needs

@@ -38,6 +38,7 @@ from scipy.stats import chi2
 from sklearn.utils import check_random_state
 
 from .._kernel_model.kernels import check_fit_kernel, compute_kernel
+from .._progress import step
 from ..trimming import smallest, truncated_variance
 from ._auto_epsilon import added_row_factors
 from ._groups import duplicate_groups
@@ -545,7 +546,6 @@ def high_breakdown_start(
     fit_intercept: bool,
     gamma: float,
     random_state: object,
-    on_family: Callable[[str], None] | None = None,
 ) -> Start:
     """kernel="auto": the trimmed start, the kernel and the rows the reweighting keeps.
 
@@ -573,7 +573,8 @@ def high_breakdown_start(
     intercept the targets are fitted less their median: the same fits in exact arithmetic, but
     an offset no longer leaves rounding residuals that the cutoff, scaled by them, flags (a
     constant target of 40 rows: up to 19 rows flagged at squared residuals of 1e-30).
-    ``on_family(name)`` is called as each family's start begins (a progress bar).
+    Each family's start, each held-out fold and each flexible fit is announced as a step
+    (:func:`.._progress.step`: a progress bar, where one listens).
     """
     n, p = X.shape
     if n < MIN_ROWS:
@@ -587,9 +588,8 @@ def high_breakdown_start(
     h = start_rows(n, p)
     elemental_size = min(h, p + 2)
     starts = _deterministic_starts(X, Y, h)
-    report = on_family if on_family is not None else (lambda name: None)
     name = FAMILIES[0]
-    report(name)
+    step(f"{name} kernel: trimmed start")
     family = Family.of(name, X, gamma)
     fit = family.start(Y, h, fit_intercept, starts, elemental_size, rng)
     kept, standardized = reweighted(family, Y, fit.kept, fit_intercept)
@@ -598,7 +598,7 @@ def high_breakdown_start(
         if FAMILIES.index(adequate) <= FAMILIES.index(name):
             break
         name = adequate
-        report(name)
+        step(f"{name} kernel: trimmed start")
         family = Family.of(name, X, gamma)
         fit = family.start(Y, h, fit_intercept, [*starts, fit.kept, kept], elemental_size, rng)
         kept, standardized = reweighted(family, Y, fit.kept, fit_intercept)
@@ -640,7 +640,9 @@ def held_out_residuals(
     n = Y.shape[0]
     residuals = np.empty_like(Y)
     studentized = np.empty(n)
-    for fold in np.unique(folds):
+    labels = np.unique(folds)
+    for number, fold in enumerate(labels, start=1):
+        step(f"second stage: held-out fold {number} of {labels.size}")
         others = folds != fold
         rows = kept & others
         for _ in range(REWEIGHTING_ROUNDS):
@@ -667,6 +669,7 @@ def flexible_fit(
     without the gross errors: chosen with them, the gamma and alpha missed the relation)."""
 
     def fit(rows: np.ndarray) -> TrimmedFit:
+        step(f"misfit: flexible fit of {int(rows.sum())} rows")
         _, index, alpha = family.choice_on_rows(Y, rows, fit_intercept)
         return family.fit_on_rows(Y, rows, fit_intercept, index, alpha)
 

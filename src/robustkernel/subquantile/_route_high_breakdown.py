@@ -9,9 +9,9 @@ from dataclasses import replace
 
 import numpy as np
 from sklearn.utils import check_random_state
-from tqdm.auto import tqdm
 
 from .._fractions import n_kept
+from .._progress import step, step_bar
 from ..trimming import MAX_EPSILON, smallest
 from ._high_breakdown import START_MATRICES, Start, high_breakdown_start
 from ._result import FitResult
@@ -35,10 +35,11 @@ class HighBreakdownRoute:
         runs on every row (:meth:`_high_breakdown_stage`); on more rows, or with features
         (``n_components``), it runs on a sample and the model on every row follows from it
         (:meth:`_fit_from_sampled_start`)."""
-        if self.X.shape[0] > SELECTION_ROWS or self.settings.n_components is not None:
-            stage, start = self._fit_from_sampled_start()
-        else:
-            stage, start = self._high_breakdown_stage()
+        with step_bar("SubQ kernel='auto'", bool(self.settings.verbose)):
+            if self.X.shape[0] > SELECTION_ROWS or self.settings.n_components is not None:
+                stage, start = self._fit_from_sampled_start()
+            else:
+                stage, start = self._high_breakdown_stage()
         evidence = start.evidence if self.row_evidence is None else self.row_evidence
         if evidence is not None and evidence.kept.size == self.X.shape[0]:
             evidence = evidence_table(evidence, self.scale, ~stage.kept)
@@ -64,17 +65,9 @@ class HighBreakdownRoute:
             gamma = float(settings.gamma)
         self.check_memory(self.X.shape[0], START_MATRICES)
         dense = self.X.toarray() if hasattr(self.X, "toarray") else np.asarray(self.X)
-        with tqdm(
-            desc="SubQ high-breakdown start", unit="kernel", disable=not settings.verbose
-        ) as bar:
-
-            def on_family(name: str) -> None:
-                bar.update(1)
-                bar.set_postfix(kernel=name)
-
-            start = high_breakdown_start(
-                dense, self.Y, settings.fit_intercept, gamma, settings.random_state, on_family
-            )
+        start = high_breakdown_start(
+            dense, self.Y, settings.fit_intercept, gamma, settings.random_state
+        )
         self.settings = settings.replace(**start.kernel_settings)
         kept, epsilon = start.kept, None
         if not isinstance(settings.epsilon, str):
@@ -83,6 +76,7 @@ class HighBreakdownRoute:
             epsilon = MAX_EPSILON
         if epsilon is not None:  # a given epsilon is the fraction trimmed, as in the papers
             kept = smallest(start.standardized, n_kept(kept.size, epsilon))
+        step(f"{start.kernel} kernel: the model on {int(kept.sum())} kept rows")
         return self._fit_on_rows(kept, self._candidates()), start
 
     def _fit_from_sampled_start(self) -> tuple[Stage, Start]:
@@ -95,10 +89,12 @@ class HighBreakdownRoute:
         if self.settings.n_components is None:
             self.check_memory(self.X.shape[0])  # before the start's work, not after it
         rng = check_random_state(self.settings.random_state)
+        step(f"high-breakdown start on {min(START_ROWS, self.X.shape[0])} of the rows")
         subsample = self._subsample(rng, self.settings.replace(n_components=None), START_ROWS)
         pilot, start = subsample._high_breakdown_stage()
         self.settings = self.settings.replace(**start.kernel_settings)
         self.adaptive_cutoff = True
+        step(f"{start.kernel} kernel: the model on every one of {self.X.shape[0]} rows")
         stage = self._fit_from_pilot(
             subsample, pilot, pilot.alpha, pilot.gamma, pilot.scores, self._candidates(), rng
         )
