@@ -147,7 +147,10 @@ def test_corrected_fit_minimizes_its_objective(seed):
         model = SubquantileKernelClassifier().fit(X, y)
     T, alpha = model.noise_transition_, model.alpha_
     assert T is not None
-    K = rbf_kernel(X, X, gamma=model.gamma_)
+    # the fit's units: each column over its standard deviation (gamma="auto")
+    Z = (X - model.feature_center_) / model.feature_scale_
+    Z_test = (X_test - model.feature_center_) / model.feature_scale_
+    K = rbf_kernel(Z, Z, gamma=model.gamma_)
     n, C = K.shape[0], T.shape[0]
 
     def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
@@ -169,7 +172,7 @@ def test_corrected_fit_minimizes_its_objective(seed):
     polished = minimize(objective, fitted, jac=True, method="L-BFGS-B", options=options)
     assert polished.fun >= value - 1e-5 * abs(value)
     A, b = polished.x[: n * C].reshape(n, C), polished.x[n * C:]
-    expected = softmax(rbf_kernel(X_test, X, gamma=model.gamma_) @ A + b, axis=1)
+    expected = softmax(rbf_kernel(Z_test, Z, gamma=model.gamma_) @ A + b, axis=1)
     np.testing.assert_allclose(model.predict_proba(X_test), expected, atol=2e-3)
 
 
