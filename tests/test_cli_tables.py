@@ -415,3 +415,26 @@ def test_the_report_gives_no_gamma_for_a_kernel_without_one(tmp_path, capsys):
     report = (out / "report.md").read_text()
     assert "| gamma (gamma_) | none (the linear kernel has no gamma) |" in report
     assert "1 / n_features" not in report
+
+
+@pytest.mark.parametrize("factor", [1.0, 1000.0, 1.0 + 1e-9])
+def test_a_table_with_ties_flags_the_rows_python_flags_in_any_units(tmp_path, capsys, factor):
+    """Issue 63 (milk: 28 rows flagged by the estimator on X, 22 on X x 1000, 23 by the command
+    line): the command line on the table in other units flags the rows that
+    ``SubquantileKernelRegressor(random_state=0)`` flags on X."""
+    from robustkernel import SubquantileKernelRegressor
+
+    rng = np.random.default_rng(0)
+    X = np.round(rng.choice(np.linspace(1.03, 3.71, 9), size=(86, 4)), 2)  # many ties
+    y = X @ np.array([1.1, -2.3, 0.7, 0.4]) + 0.1 * rng.normal(size=86)
+    y[:6] += 3.0
+    expected = ~SubquantileKernelRegressor(random_state=0).fit(X, y).inlier_mask_
+    table = pd.DataFrame(X * factor, columns=list("abcd")).assign(y=y)
+    table.to_csv(tmp_path / "ties.csv", index=False)
+    out = tmp_path / "fit"
+    argv = ["fit", str(tmp_path / "ties.csv"), "--target", "y", "--out", str(out)]
+    code, _, stderr = run(argv, capsys)
+    assert code == 0, stderr
+    flagged = pd.read_csv(out / "outliers.csv")["flagged"].to_numpy()
+    np.testing.assert_array_equal(flagged, expected)
+    assert expected[:6].all()
