@@ -337,6 +337,16 @@ def adaptive_flags(losses: np.ndarray, variance: float, n_outputs: int) -> np.nd
     return flags
 
 
+def cutoff_flags(
+    studentized: np.ndarray, kept: np.ndarray, n_outputs: int
+) -> tuple[np.ndarray, float]:
+    """:func:`adaptive_flags` of the ``studentized`` squared residuals with sigma^2 the
+    truncated variance of the ``kept`` rows (:func:`..trimming.truncated_variance`: they are
+    the rows of smallest residual); returns the flags and that variance."""
+    variance = truncated_variance(studentized, kept, n_outputs)
+    return adaptive_flags(studentized, variance, n_outputs), variance
+
+
 # -- kernel="auto": the start, the kernel choice and the reweighting --------------------------
 
 FAMILIES = ("linear", "poly", "rbf")  # simplest first
@@ -502,8 +512,7 @@ def simplest_adequate(X: np.ndarray, Y: np.ndarray, gamma: float, fit_intercept:
     kept = max(1, int(np.floor((1.0 - MIN_TRIM) * best.size)))
     counted[np.argsort(best, kind="stable")[:kept]] = True
     assert best_fit.studentized is not None
-    variance = truncated_variance(best_fit.studentized, every, Y.shape[1])
-    beyond = adaptive_flags(best_fit.studentized, variance, Y.shape[1])
+    beyond, _ = cutoff_flags(best_fit.studentized, every, Y.shape[1])
     if (counted & ~beyond).any():
         counted &= ~beyond
     for name, (_, fit) in zip(FAMILIES, results, strict=True):
@@ -531,9 +540,9 @@ def reweighted(
     for _ in range(REWEIGHTING_ROUNDS):
         _, current = family.best_on_rows(Y, kept, fit_intercept)
         assert current.studentized is not None
-        variance = truncated_variance(current.studentized, kept, Y.shape[1])
+        flagged, variance = cutoff_flags(current.studentized, kept, Y.shape[1])
         standardized = current.studentized / variance if variance > 0 else current.studentized
-        updated = ~adaptive_flags(current.studentized, variance, Y.shape[1])
+        updated = ~flagged
         if np.array_equal(updated, kept):
             break
         kept = updated
@@ -648,9 +657,8 @@ def held_out_residuals(
         for _ in range(REWEIGHTING_ROUNDS):
             fit = family.fit_on_rows(Y, rows, fit_intercept, index, alpha)
             assert fit.studentized is not None and fit.residuals is not None
-            variance = truncated_variance(fit.studentized[others], rows[others], Y.shape[1])
             chosen = np.zeros(n, dtype=bool)
-            chosen[others] = ~adaptive_flags(fit.studentized[others], variance, Y.shape[1])
+            chosen[others] = ~cutoff_flags(fit.studentized[others], rows[others], Y.shape[1])[0]
             if np.array_equal(chosen, rows):
                 break
             rows = chosen

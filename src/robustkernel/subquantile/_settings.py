@@ -224,7 +224,9 @@ def _resolve_kernel(params: Mapping[str, Any], task: Task) -> Mapping[str, Any]:
     return params
 
 
-def column_units(settings: FitSettings, task: Task) -> str | None:
+def column_units(
+    settings: FitSettings, task: Task
+) -> Literal["spread", "standard deviation"] | None:
     """The units the fit works in (:mod:`._feature_scaling`): "spread" (each column's robust
     centre and spread) where the regressor chooses its kernel (kernel="auto"); "standard
     deviation" (each column divided by it) where a classifier chooses the kernel's width
