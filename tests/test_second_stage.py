@@ -47,11 +47,11 @@ def test_local_variance_follows_a_spread_that_grows_and_stays_flat_on_a_constant
     x = np.sort(rng.uniform(0, 1, size=2000))[:, None]
     kept = np.ones(x.shape[0], dtype=bool)
     growing = (1.0 + 3.0 * x[:, 0]) ** 2 * rng.chisquare(1, size=x.shape[0])
-    factors, _ = local_variance(x, growing / np.median(growing), kept)
+    factors = local_variance(x, growing / np.median(growing), kept).factors
     # the ratio of the ends' variances: (4 / 1)^2 = 16 (the clip at 3 sigma lowers it)
     assert factors[-100:].mean() / factors[:100].mean() > 6
-    flat, explained = local_variance(x, rng.chisquare(1, size=x.shape[0]), kept)
-    assert np.abs(flat - 1.0).max() < 0.25 and explained < 0.01
+    flat = local_variance(x, rng.chisquare(1, size=x.shape[0]), kept)
+    assert np.abs(flat.factors - 1.0).max() < 0.25 and flat.explained < 0.01
 
 
 def test_x_distance_is_in_units_of_the_kept_rows_spacing():

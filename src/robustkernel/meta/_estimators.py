@@ -44,7 +44,14 @@ from .._delegation import DelegatesToFitted
 from .._kernel_model.estimator import class_labels, single_class_error
 from .._kernel_model.losses import SquaredLoss
 from .._version_stamp import VersionStamped
-from ..subquantile import high_breakdown_start, regression_probabilities, robust_gamma
+from ..subquantile import (
+    IntervalRegressorMixin,
+    high_breakdown_start,
+    numeric_rows,
+    regression_probabilities,
+    robust_gamma,
+)
+from ..subquantile import calibrate_intervals as calibrate_intervals
 from ..trimming import (
     MAX_EPSILON,
     MAX_ROUNDS,
@@ -56,7 +63,7 @@ from ..trimming import (
     label_flags,
     weighted_subquantile,
 )
-from ._selection import fit_rows, out_of_fold_losses
+from ..trimming.out_of_fold import fit_rows, out_of_fold_losses
 
 # Fits without a smaller objective before the alternation stops (a heuristic estimator's kept
 # rows can cycle without repeating).
@@ -90,19 +97,6 @@ class _MetaFit:
     losses: np.ndarray | None
     selected: np.ndarray
     objective: float
-
-
-def _numeric_rows(X: Any) -> np.ndarray | None:
-    """X as a dense, finite float array where it is one (else None: a sparse matrix, text or
-    categorical columns, missing values)."""
-    if hasattr(X, "toarray") or hasattr(X, "tocsr"):
-        return None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return check_array(X, dtype=np.float64, ensure_all_finite=True, ensure_2d=True)
-    except (TypeError, ValueError):
-        return None
 
 
 class _BaseSubquantileMeta(
@@ -254,7 +248,12 @@ class _BaseSubquantileMeta(
         else:
             result = self._alternate(X, y, weights, present, float(self.epsilon))
         self._set_fitted(result, weights)
+        self._calibrate_intervals(X, y, weights)
         return self
+
+    def _calibrate_intervals(self, X: Any, y: np.ndarray, weights: np.ndarray) -> None:
+        """After a fit: what prediction intervals need (the regressor's; nothing for a
+        classifier)."""
 
     def _set_fitted(self, result: _Trimmed, weights: np.ndarray) -> None:
         """Store ``result``: the one place ``fit`` writes fitted attributes."""
@@ -478,7 +477,7 @@ class _BaseSubquantileMeta(
         return tags
 
 
-class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
+class SubquantileRegressor(IntervalRegressorMixin, RegressorMixin, _BaseSubquantileMeta):
     r"""Subquantile minimization around any regressor: fit on the rows it explains best.
 
     The estimator is fitted on the (1 - epsilon) fraction of the rows of smallest squared
@@ -632,6 +631,15 @@ class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
     def _task_attributes(self, result: _Trimmed) -> dict[str, Any]:
         return {"target_scale_": self._target_scale}
 
+    def _calibrate_intervals(self, X: Any, y: np.ndarray, weights: np.ndarray) -> None:
+        """``interval_calibration_``: the kept rows' honest residuals from clones of the
+        estimator fitted on the kept rows of the other folds, the flagged rows' from
+        ``estimator_`` (:func:`~robustkernel.subquantile.calibrate_intervals`)."""
+        self.interval_calibration_ = calibrate_intervals(
+            self._estimator, self.estimator_, X, y, self.row_weights_, self._weighted,
+            self._seed, numeric_rows(X),
+        )
+
     def _row_losses(self, fitted: Any, X: Any, y: np.ndarray) -> np.ndarray:
         """Squared residuals in units of ``target_scale_`` squared (the estimator fits and
         predicts y itself)."""
@@ -657,7 +665,7 @@ class SubquantileRegressor(RegressorMixin, _BaseSubquantileMeta):
         first fit). A fit on every row is what a group of outliers masks itself in (30% of
         the rows a far cluster with a wrong target: the fit on every row explains it, and its
         rows rank among the best). Elsewhere None: the start of the base class."""
-        numeric = _numeric_rows(X)
+        numeric = numeric_rows(X)
         if numeric is None or self._weighted or present.sum() <= self._n_folds:
             return None
         rows = np.flatnonzero(present)

@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
-from ..subquantile import SubquantileKernelRegressor
+from ..subquantile import SubquantileKernelRegressor, internal_fits
 from ..trimming import MAX_ROUNDS, alternate, smallest
 
 
@@ -65,7 +65,8 @@ def initial_rows(
     kept rows its rejection step finds implausible (the regressor's default refine="auto").
     """
     start = SubquantileKernelRegressor(epsilon=epsilon, kernel="rbf", random_state=random_state)
-    return np.asarray(start.fit(X, y).inlier_mask_, dtype=bool)
+    with internal_fits():  # its rows only: no intervals
+        return np.asarray(start.fit(X, y).inlier_mask_, dtype=bool)
 
 
 def trimmed_metric_fit(template: Any, X: np.ndarray, y: np.ndarray, mask: np.ndarray) -> TrimmedFit:

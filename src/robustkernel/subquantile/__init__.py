@@ -6,7 +6,8 @@ The estimators are :class:`SubquantileKernelRegressor` and :class:`SubquantileKe
 The other names below are the engine's face to the package's other units (not in ``__all__``:
 a user's names are the two estimators): the peers in ``baselines`` solve on its
 :class:`Problem` with its subset fitters and gradient method, the meta-estimators start from
-its high-breakdown fit and calibrate with its regression of labels on scores, and the command
+its high-breakdown fit, calibrate with its regression of labels on scores and give
+intervals with its :class:`IntervalRegressorMixin`, and the command
 line reads its solver registry, its exact kernel's row limit and its Dask sample. Outside this
 folder, nothing imports its private modules (``tests/test_architecture.py`` checks it).
 """
@@ -19,6 +20,10 @@ from ._folds import regression_probabilities as regression_probabilities
 from ._high_breakdown import high_breakdown_start as high_breakdown_start
 from ._hyperparameters import robust_gamma as robust_gamma
 from ._hyperparameters import takes_gamma as takes_gamma
+from ._intervals import IntervalRegressorMixin as IntervalRegressorMixin
+from ._intervals import calibrate_intervals as calibrate_intervals
+from ._intervals import internal_fits as internal_fits
+from ._intervals import numeric_rows as numeric_rows
 from ._objective import Problem as Problem
 from ._refits import LbfgsSubsetFitter as LbfgsSubsetFitter
 from ._refits import RidgeSubsetFitter as RidgeSubsetFitter

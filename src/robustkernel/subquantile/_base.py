@@ -18,6 +18,7 @@ from ._components import resolve_components
 from ._distributed import distributed_fit
 from ._feature_scaling import FeatureScaling, feature_scaling
 from ._features import APPROXIMATIONS, predict_in_chunks
+from ._intervals import internal_fits
 from ._result import FitResult
 from ._settings import column_units, input_kind, is_dask_array, validate_settings
 from ._solvers import SOLVERS
@@ -188,10 +189,12 @@ class BaseSubquantile(KernelModel):
                 """This configuration fitted in memory on the "auto" sample, with the features
                 of the whole fit (whatever the sample's rows)."""
                 sample = clone(self).set_params(verbose=0, n_components=settings.n_components)
-                return sample.fit(X_sample, y_sample)
+                with internal_fits():
+                    return sample.fit(X_sample, y_sample)
 
             result = distributed_fit(settings, self._task, X, y, sample_fit)
             self._set_fitted(replace(result, n_components=settings.n_components))
+            self._calibrate_intervals(None, None, None)
             return self
         X, y = self._validate_training_data(X, y)
         params["n_components"] = resolve_components(params, X.shape[0])
@@ -221,7 +224,12 @@ class BaseSubquantile(KernelModel):
         kernel = settings.kernel if result.kernel is None else result.kernel
         result = replace(result, n_components=settings.n_components, kernel=kernel)
         self._set_fitted(result, X, y)
+        self._calibrate_intervals(X, y, sample_weight)
         return self
+
+    def _calibrate_intervals(self, X: Any, y: Any, sample_weight: np.ndarray | None) -> None:
+        """After a fit (X None: a Dask fit): what prediction intervals need (the regressor's;
+        nothing for a classifier)."""
 
     inlier_mask_ = property(*_row_attribute("inlier_mask_"))
     outlier_scores_ = property(*_row_attribute("outlier_scores_"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.base import ClassifierMixin
+from sklearn.base import ClassifierMixin, clone
 from sklearn.utils._param_validation import StrOptions
 
 from .._extended_init import extended_init
@@ -13,10 +13,16 @@ from .._kernel_model.estimator import KernelRegressorMixin, LogitClassifierMixin
 from .._kernel_model.losses import LINKS, HingeLoss
 from .._kernel_model.pairwise import PairwisePlatt
 from ._base import BaseSubquantile
+from ._intervals import (
+    IntervalRegressorMixin,
+    InUnits,
+    calibrate_intervals,
+    numeric_rows,
+)
 from ._tasks import CLASSIFICATION, HINGE_LOSSES, REGRESSION, link_of
 
 
-class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
+class SubquantileKernelRegressor(IntervalRegressorMixin, KernelRegressorMixin, BaseSubquantile):
     r"""Kernel ridge regression fitted on the (1 - epsilon) subquantile of squared errors.
 
     Minimizes :math:`\sum_{i \in S(f)} (f(x_i) - y_i)^2 + \alpha \|f\|_{\mathcal{H}}^2`, where
@@ -270,6 +276,13 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         target's units (honest), ``robust_z`` (the normal quantile of the p-value, signed as the
         residual), ``pvalue`` and ``x_distance`` (to the 5th nearest kept row, in units of the
         kept rows' own). None where ``outlier_pvalues_`` is.
+    interval_calibration_ : dict
+        What :meth:`predict_interval` reads: the kept rows' noise scale ``sigma``, the clean
+        rows' standardized honest residuals ``scores`` (sorted; every training row's residual
+        out of fold for a kept row, out of sample for a flagged one, those beyond the
+        outlier ``cutoff`` left out) and the ``local`` scale (None where the noise is
+        homoscedastic); ``{"refused": reason}`` where the fit cannot give intervals (a Dask
+        fit, several targets, a precomputed kernel, fewer than 10 kept rows).
     threshold_ : float
         The k-th smallest loss: rows scoring above it are flagged (``refine="reject"`` may flag
         rows below it too; with ``refine="biweight"``: the loss beyond which a row gets
@@ -429,6 +442,45 @@ class SubquantileKernelRegressor(KernelRegressorMixin, BaseSubquantile):
         # the named links other than the identity reach non-negative targets only
         tags.target_tags.positive_only = isinstance(self.link, str) and self.link != "identity"
         return tags
+
+    def _calibrate_intervals(self, X: Any, y: Any, sample_weight: np.ndarray | None) -> None:
+        """``interval_calibration_`` (:func:`._intervals.calibrate_intervals`): the kept rows'
+        honest residuals from this configuration (kernel, alpha, gamma, features and units as
+        fitted; epsilon 0) fitted on the kept rows of the other folds, the flagged rows'
+        from the fitted model."""
+        if X is None:
+            self.interval_calibration_ = {"refused": (
+                "it was fitted on Dask arrays, whose rows no process holds; fit on a NumPy "
+                "sample of them for intervals"
+            )}
+            return
+        if self.kernel_ == "precomputed":
+            self.interval_calibration_ = {
+                "refused": "kernel='precomputed' has no rows to refit on out of fold"
+            }
+            return
+        fixed = clone(self).set_params(
+            kernel=self.kernel_, degree=self.degree_, coef0=self.coef0_, alpha=self.alpha_,
+            gamma=self.gamma_, epsilon=0.0, n_components=self.n_components_, refine=None,
+            verbose=0,
+        )
+        center = getattr(self, "feature_center_", None)
+        scale = getattr(self, "feature_scale_", None)
+        kept = np.asarray(self.inlier_mask_)
+        weights = kept.astype(float) if sample_weight is None else sample_weight * kept
+        coordinates = None
+        if self.n_components_ is None:  # features: the local scale in the fitted value only
+            coordinates = numeric_rows(self._fitted_units(X))
+        self.interval_calibration_ = calibrate_intervals(
+            InUnits(fixed, center, scale), self, X, y, weights, sample_weight is not None,
+            self.random_state if isinstance(self.random_state, int) else 0, coordinates,
+        )
+
+    def _interval_coordinates(self, X: Any) -> Any:
+        local = self.interval_calibration_.get("local")
+        if local is None or local["kind"] != "x":
+            return None
+        return self._fitted_units(self._validated_X(X, reset=False))
 
     def _row_losses(self, X: Any, y: np.ndarray) -> np.ndarray:
         residuals = self.predict(X) - y

@@ -140,43 +140,71 @@ def other_kept_neighbours(
     )
 
 
+@dataclass(frozen=True)
+class LocalVariance:
+    """The local variance of :func:`local_variance`: every row's ``factors`` (the row itself
+    left out of its neighbours), the spread they explain (``explained``, the shrunk variance of
+    the factors), and what predicts the factor at new coordinates (:meth:`at`): the kept rows'
+    clipped standardized squared residuals ``clipped`` (their mean ``mean``), the
+    ``neighbours`` averaged and the shrinkage ``shrink`` towards 1."""
+
+    factors: np.ndarray
+    explained: float
+    clipped: np.ndarray
+    mean: float
+    shrink: float
+    neighbours: int
+    limit: float = LOCAL_RANGE
+
+    def at(self, nearest: np.ndarray) -> np.ndarray:
+        """The variance factors of rows whose nearest kept rows are ``nearest`` (positions
+        among the kept rows, (m, neighbours))."""
+        return _shrunk(self.clipped[nearest].mean(axis=1) / self.mean, self.shrink, self.limit)
+
+
+def _shrunk(local: np.ndarray, shrink: float, limit: float) -> np.ndarray:
+    """Local variance ratios shrunk towards 1 by ``shrink``, within [1 / limit, limit]."""
+    return np.clip(1.0 + shrink * (local - 1.0), 1.0 / limit, limit)
+
+
+def local_neighbours(kept_rows: int) -> int:
+    """The kept rows the local scale averages: ``NEIGHBOUR_SHARE`` of them, at least
+    ``MIN_NEIGHBOURS``, at most ``MAX_NEIGHBOURS`` and one fewer than them."""
+    share = int(np.ceil(NEIGHBOUR_SHARE * kept_rows))
+    return min(kept_rows - 1, MAX_NEIGHBOURS, max(MIN_NEIGHBOURS, share))
+
+
 def local_variance(
-    coordinates: np.ndarray, standardized: np.ndarray, kept: np.ndarray
-) -> tuple[np.ndarray, float]:
+    coordinates: np.ndarray,
+    standardized: np.ndarray,
+    kept: np.ndarray,
+    limit: float = LOCAL_RANGE,
+) -> LocalVariance:
     """Each row's variance factor from its nearest kept rows in ``coordinates`` (the row itself
     left out), relative to the kept rows' mean, shrunk towards 1 by the share of its spread
-    that is not sampling noise. Returns the factors and the spread they explain (the
-    shrunk variance of the factors). Two passes over one neighbour search: the second clips
-    each squared residual at ``CLIP`` times the first pass's factor, so that a wide region is
-    not clipped to the global scale."""
-    size = int(kept.sum())
-    neighbours = min(
-        size - 1, MAX_NEIGHBOURS, max(MIN_NEIGHBOURS, int(np.ceil(NEIGHBOUR_SHARE * size)))
-    )
+    that is not sampling noise, within [1 / ``limit``, ``limit``]. Two passes over one
+    neighbour search: the second clips each squared residual at ``CLIP`` times the first
+    pass's factor, so that a wide region is not clipped to the global scale."""
+    neighbours = local_neighbours(int(kept.sum()))
     factors = np.ones(standardized.size)
     if neighbours < 2:
-        return factors, 0.0
-    _, nearest = other_kept_neighbours(coordinates, kept, neighbours)
-    explained = 0.0
-    for _ in range(2):
-        factors, explained = _local_variance_pass(
-            np.minimum(standardized, CLIP * factors)[kept], nearest
+        return LocalVariance(
+            factors, 0.0, np.ones(int(kept.sum())), 1.0, 0.0, max(neighbours, 0), limit
         )
-    return factors, explained
-
-
-def _local_variance_pass(clipped: np.ndarray, nearest: np.ndarray) -> tuple[np.ndarray, float]:
-    """One pass of :func:`local_variance`: the kept rows' clipped squared residuals
-    ``clipped`` averaged over each row's ``nearest`` (positions among the kept rows)."""
-    mean = float(np.mean(clipped))
-    if not mean > 0:
-        return np.ones(nearest.shape[0]), 0.0
-    local = clipped[nearest].mean(axis=1) / mean
-    noise = float(np.var(clipped)) / mean**2 / nearest.shape[1]
-    spread = float(np.var(local))
-    shrink = max(0.0, 1.0 - noise / spread) if spread > 0 else 0.0
-    factors = np.clip(1.0 + shrink * (local - 1.0), 1.0 / LOCAL_RANGE, LOCAL_RANGE)
-    return factors, shrink**2 * spread
+    _, nearest = other_kept_neighbours(coordinates, kept, neighbours)
+    for _ in range(2):
+        clipped = np.minimum(standardized, CLIP * factors)[kept]
+        mean = float(np.mean(clipped))
+        if not mean > 0:
+            return LocalVariance(
+                np.ones(standardized.size), 0.0, clipped, 1.0, 0.0, neighbours, limit
+            )
+        local = clipped[nearest].mean(axis=1) / mean
+        noise = float(np.var(clipped)) / mean**2 / neighbours
+        spread = float(np.var(local))
+        shrink = max(0.0, 1.0 - noise / spread) if spread > 0 else 0.0
+        factors = _shrunk(local, shrink, limit)
+    return LocalVariance(factors, shrink**2 * spread, clipped, mean, shrink, neighbours, limit)
 
 
 class HonestFit(Protocol):
@@ -242,7 +270,8 @@ def judge(
     if n_outputs == 1:
         spread = float(np.std(fitted[kept]))
         candidates.append(local_variance(fitted / (spread if spread > 0 else 1.0), scaled, kept))
-    factors, _ = max(candidates, key=lambda item: item[1], default=(np.ones(scaled.size), 0.0))
+    chosen = max(candidates, key=lambda item: item.explained, default=None)
+    factors = np.ones(scaled.size) if chosen is None else chosen.factors
     with np.errstate(invalid="ignore"):
         z = np.sqrt(scaled / factors / n_outputs)
     reference = fit_reference(z)  # every row: the truncation keeps gross outliers out

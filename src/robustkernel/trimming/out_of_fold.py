@@ -1,4 +1,4 @@
-"""Which rows a fit keeps: the weighted subquantile, and honest (out-of-fold) per-row losses."""
+"""Honest per-row losses: a clone of any estimator fitted on given rows, and out-of-fold losses."""
 
 from __future__ import annotations
 
