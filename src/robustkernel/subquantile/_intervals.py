@@ -64,6 +64,10 @@ LOCAL_LIMIT = 1e3
 second stage's 25, so that a group the fit keeps with a tiny noise of its own (a tight
 bad-leverage cluster that an rbf fit follows) is put on the scale of its own noise instead of
 filling the bottom of the scores."""
+ROUNDS = 3
+"""The local scale is estimated again from the rows within the cutoff at most this many times."""
+PASSES = 5
+"""Passes of the local variance's clipping (:func:`._second_stage.local_variance`)."""
 MIN_KEPT_ROWS = 2 * FOLDS
 """Fewer kept rows: no calibration (``predict_interval`` says why)."""
 _INTERNAL = ContextVar("robustkernel_internal_fit", default=False)
@@ -199,33 +203,38 @@ def calibrate(
     if not variance > 0:  # the kept rows fitted exactly: intervals of width 0 there
         return {"sigma": 0.0, "scores": np.zeros(1), "cutoff": 0.0, "local": None}
     scaled = squared / variance
-    spread = float(np.std(fitted[kept]))
-    fitted_units = (np.zeros(1), np.full(1, spread if spread > 0 else 1.0))
-    candidates = {"fitted": fitted[:, None] / fitted_units[1], "x": None}
-    units = {"fitted": fitted_units}
     if X is not None and X.shape[0] <= LOCAL_X_ROWS:  # x and the fitted value: near in both
-        joint = np.column_stack([X, fitted])
-        units["x"] = _robust_units(joint, kept)
-        candidates["x"] = (joint - units["x"][0]) / units["x"][1]
-    models = {
-        kind: local_variance(coordinates, scaled, kept, LOCAL_LIMIT)
-        for kind, coordinates in candidates.items()
-        if coordinates is not None
-    }
-    kind = "x" if "x" in models else "fitted"
-    model = models[kind]
-    with np.errstate(invalid="ignore"):
-        z = np.sqrt(scaled / model.factors)
-    reference = fit_reference(z)
-    distribution = stats.norm if np.isinf(reference.dof) else stats.t(reference.dof)
-    cutoff = float(reference.scale * distribution.isf(TAIL / 2.0))
+        kind = "x"
+        coordinates = np.column_stack([X, fitted])
+        center, scale = _robust_units(coordinates, kept)
+    else:
+        kind = "fitted"
+        coordinates = fitted[:, None]
+        spread = float(np.std(fitted[kept]))
+        center, scale = np.zeros(1), np.full(1, spread if spread > 0 else 1.0)
+    coordinates = (coordinates - center) / scale
+    # the local scale from the kept rows, then from the rows within the outlier cutoff: a clean
+    # row the fit flagged (the tail where the noise is large) belongs to its region's scale
+    rows, used = kept, kept
+    for _ in range(ROUNDS):
+        used = rows
+        model = local_variance(coordinates, scaled, used, LOCAL_LIMIT, PASSES)
+        with np.errstate(invalid="ignore"):
+            z = np.sqrt(scaled / model.factors)
+        reference = fit_reference(z)
+        distribution = stats.norm if np.isinf(reference.dof) else stats.t(reference.dof)
+        cutoff = float(reference.scale * distribution.isf(TAIL / 2.0))
+        within = z <= cutoff
+        if np.array_equal(within, rows) or within.sum() < MIN_KEPT_ROWS:
+            break
+        rows = within
     local = None
     if model.shrink > 0:
         local = {
             "kind": kind,
-            "center": units[kind][0],
-            "scale": units[kind][1],
-            "coordinates": candidates[kind][kept],
+            "center": center,
+            "scale": scale,
+            "coordinates": coordinates[used],
             "clipped": model.clipped,
             "mean": model.mean,
             "shrink": model.shrink,
