@@ -219,6 +219,47 @@ def plot_predicted_vs_observed(
     return _plot(draw, path, (5, 5))
 
 
+def plot_intervals(
+    observed: np.ndarray,
+    intervals: np.ndarray,
+    predicted: np.ndarray,
+    flagged: np.ndarray,
+    coverage: float,
+    path: Path,
+) -> bool:
+    """Regression: each row's prediction interval (a vertical bar at its fitted value) and its
+    observed target, flagged rows marked; the title gives the share of kept rows inside.
+
+    Rows with an infinite or undefined value are left out. Returns whether the figure could
+    be drawn.
+    """
+    observed = np.asarray(observed, dtype=np.float64)
+    flagged = np.asarray(flagged, dtype=bool)
+    finite = np.isfinite(observed) & np.isfinite(intervals).all(axis=1) & np.isfinite(predicted)
+    inside = (observed >= intervals[:, 0]) & (observed <= intervals[:, 1])
+    kept = finite & ~flagged
+
+    def draw(ax: Axes) -> None:
+        ax.vlines(
+            predicted[finite], intervals[finite, 0], intervals[finite, 1], color="0.75",
+            linewidth=1, label=f"{coverage:.0%} interval",
+        )
+        ax.scatter(predicted[kept], observed[kept], s=8, c="tab:blue", label="kept")
+        shown = finite & flagged
+        ax.scatter(
+            predicted[shown], observed[shown], s=20, c="tab:red", marker="x", label="flagged"
+        )
+        share = float(inside[kept].mean()) if kept.any() else float("nan")
+        title = f"{share:.1%} of the kept rows inside (in sample; {coverage:.0%} for new rows)"
+        left_out = _left_out(int((~finite).sum()))
+        ax.set_title(f"{title}; {left_out}" if left_out else title, fontsize=9)
+        ax.set_xlabel("fitted value")
+        ax.set_ylabel("observed")
+        ax.legend(fontsize=8)
+
+    return _plot(draw, path, (6, 5))
+
+
 def plot_eigenvalues(eigenvalues: np.ndarray, path: Path) -> bool:
     """Eigenvalues of the learned metric Sigma, largest first (non-finite ones left out).
 

@@ -24,12 +24,15 @@ from ..corruption import outlier_precision_recall
 from ..persistence import save_model
 from ..subquantile import SubquantileKernelClassifier, SubquantileKernelRegressor
 from . import _fit_report as report
-from ._common import atomic_folder, fitting, prediction_frame, progress
+from ._common import atomic_folder, fitting, prediction_frame, prediction_intervals, progress
 from ._csv_output import write_csv
 from ._layout import Layout, decide_layout
 from ._parquet_fit import dask_client, fit_parquet, is_parquet
 from ._tabular import DataError, Table, class_like_target, known_outliers, read_csv, training_table
 from .fit import PICKLE_MODEL_FILE, PICKLE_NOTE, model_file, model_file_description
+
+INTERVAL_COVERAGE = 0.9
+"""The coverage of the report's plot of prediction intervals (intervals.png)."""
 
 N_MOST_SUSPECT = 10
 
@@ -193,6 +196,19 @@ def _report(
             table.y.to_numpy(), model.predict(table.X), ~subq.inlier_mask_, folder / "fit.png"
         )
         sections["Predicted vs observed"] = report.image("fit.png", "predicted vs observed")
+        if "refused" not in getattr(subq, "interval_calibration_", {"refused": ""}):
+            predicted = model.predict(table.X)
+            report.plot_intervals(
+                table.y.to_numpy(), prediction_intervals(model, table.X, INTERVAL_COVERAGE),
+                predicted, ~subq.inlier_mask_, INTERVAL_COVERAGE, folder / "intervals.png",
+            )
+            sections["Prediction intervals"] = (
+                f"Each row's {INTERVAL_COVERAGE:.0%} prediction interval "
+                "(`robustkernel predict --coverage`), calibrated on every row's honest "
+                "residual with the flagged rows' contamination left out; a training row's "
+                "own target is not a new row, so the share inside is only a check.\n\n"
+                + report.image("intervals.png", "prediction intervals over the fitted values")
+            )
     report.write_report(
         folder / "report.md", f"Subquantile fit of {Path(args.data).name}", sections
     )

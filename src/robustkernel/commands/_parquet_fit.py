@@ -482,11 +482,12 @@ def _per_row(model: Pipeline, table: ParquetTable) -> tuple[np.ndarray, np.ndarr
 
 
 def predict_parquet(
-    model: Any, path: str, columns: list[str], drop_na: bool
+    model: Any, path: str, columns: list[str], drop_na: bool, coverage: float | None = None
 ) -> Iterator[pd.DataFrame]:
     """The predictions of every row of the Parquet table ``path``, one frame per row group:
     ``row`` (1-based across the files in name order), ``predicted`` and, for a classifier, a
-    probability per class; ``model`` reads the feature ``columns`` (others are ignored).
+    probability per class (with ``coverage``, the interval's ``lower`` and ``upper``);
+    ``model`` reads the feature ``columns`` (others are ignored).
 
     Raises :class:`DataError`, naming the file, the row and the column, for a file lacking a
     feature or holding one that is not numeric (checked on every schema first), for missing
@@ -520,6 +521,8 @@ def predict_parquet(
                 )
             if len(X):
                 used += len(X)
-                yield prediction_frame(model, Table(X, None, X.index.to_numpy(), X, 0))
+                yield prediction_frame(
+                    model, Table(X, None, X.index.to_numpy(), X, 0), coverage
+                )
     if not used:
         raise DataError("too few rows: 0 usable, at least 1 needed")

@@ -3,8 +3,9 @@
 DATA is a CSV file, or a Parquet file or folder (what ``fit`` takes): a Parquet table is read
 row group by row group (every file's schema checked first) and never held whole; the rows are
 numbered from 1 across its files in name order, as ``fit`` numbers them. FILE gets ``row``,
-``predicted`` (and a probability per class for a classifier) as Parquet when its name ends in
-``.parquet`` / ``.pq``, as CSV (spreadsheet formulas escaped) otherwise.
+``predicted`` (and a probability per class for a classifier; with ``--coverage`` a regressor's
+prediction interval, ``lower`` and ``upper``) as Parquet when its name ends in ``.parquet`` /
+``.pq``, as CSV (spreadsheet formulas escaped) otherwise.
 
 A ``*.skops`` model file (what ``fit`` and ``learn-metric`` write when skops is installed) is
 loaded safely: :func:`robustkernel.persistence.load_model` refuses any type a model does not
@@ -42,6 +43,19 @@ def check_trusted(model: str, trust_pickle: bool) -> None:
             "loading a pickle can run arbitrary code; pass --trust-pickle only for files you "
             "made yourself, or refit with skops installed to get model.skops"
         )
+
+
+def coverage_value(text: str) -> float:
+    """``--coverage``: a number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(
+            f"must be a number strictly between 0 and 1 (0.9: 90% of new rows); got {text!r}"
+        )
+    return value
 
 
 def write_predictions(frames: Iterable[pd.DataFrame], path: Path, parquet: bool) -> int:
@@ -101,12 +115,12 @@ def _run(args: argparse.Namespace) -> int:
             raise DataError(f"{args.model} does not record its feature names; refit it with fit")
         if is_parquet(args.data):  # read (and predicted) row group by row group while written
             frames: Iterable[pd.DataFrame] = predict_parquet(
-                model, args.data, columns, args.drop_na
+                model, args.data, columns, args.drop_na, args.coverage
             )
         else:
             frame = Layout.of_model(model).apply(read_csv(args.data))
             table = feature_table(frame, columns, drop_na=args.drop_na)
-            frames = [prediction_frame(model, table)]
+            frames = [prediction_frame(model, table, args.coverage)]
         bar.update()
         parquet = Path(args.out).suffix in PARQUET_SUFFIXES
         with atomic_file(args.out) as temporary:
@@ -142,6 +156,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="predictions to write: Parquet for a .parquet / .pq name, CSV otherwise",
     )
     parser.add_argument("--drop-na", action="store_true", help="skip rows with missing values")
+    parser.add_argument(
+        "--coverage", type=coverage_value, default=None, metavar="C",
+        help=(
+            "also write a prediction interval for each row, columns 'lower' and 'upper', "
+            "meant to hold a share C (in (0, 1), e.g. 0.9) of new clean rows' targets "
+            "(regressors; calibrated at fit time with the flagged rows left out)"
+        ),
+    )
     parser.add_argument(
         "--trust-pickle",
         action="store_true",
