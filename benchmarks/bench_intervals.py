@@ -50,7 +50,8 @@ and 0.95 at once where it can:
   on 30% of the training rows, as MAPIE documents;
 * ``oracle``: ``mapie_split`` fitted and conformalized on the clean training rows only (the
   n - floor(eps n) rows not corrupted, the same 70/30 rule). It never competes: its mean width
-  is the denominator of the width ratios.
+  is the denominator of the width ratios. In the clean cells it is ``mapie_split`` itself (same
+  rows, same split): ratio 1 there by construction.
 
 The base model of the MAPIE methods and the oracle, chosen by the run's n training rows (before
 the 70/30 split or the folds): n <= 2000, ``KernelRidge(kernel="rbf")`` tuned by
@@ -110,6 +111,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import hashlib
+import importlib
 import importlib.metadata
 import inspect
 import json
@@ -478,8 +480,8 @@ METHOD_DESCRIPTIONS = {
 
 
 def _error_text(failure: BaseException) -> str:
-    lines = str(failure).strip().splitlines()
-    text = f"{type(failure).__name__}: {lines[0]}" if lines else type(failure).__name__
+    message = " ".join(str(failure).split())  # one line, whatever the message's layout
+    text = f"{type(failure).__name__}: {message}" if message else type(failure).__name__
     return text if len(text) <= 160 else text[:157] + "..."
 
 
@@ -628,6 +630,15 @@ def cells(data: Sequence[str], attacks: Sequence[str], eps: Sequence[float]) -> 
     return out
 
 
+def _importable_run_one() -> Callable[..., list[dict[str, Any]]]:
+    """:func:`run_one` from this file imported as the module ``bench_intervals`` (not
+    ``__main__``), so that joblib's worker processes find it by name (their path has this
+    script's folder, as the parent's has)."""
+    if __name__ != "__main__":
+        return run_one
+    return importlib.import_module(Path(__file__).stem).run_one
+
+
 def run_grid(
     grid: Sequence[tuple[str, str, float]],
     seeds: Sequence[int],
@@ -664,7 +675,7 @@ def run_grid(
         (computed in this call, not read from the cache).
     """
     print_ = fingerprint(test_rows)
-    run = partial(run_one, data_home=data_home, test_rows=test_rows)
+    run = partial(_importable_run_one(), data_home=data_home, test_rows=test_rows)
     frames = []
     for library in (False, True):
         names = [m for m in [ORACLE, *methods] if (m in LIBRARY_METHODS) == library]
@@ -815,8 +826,11 @@ def summary_table(
         rows.append(
             {
                 "method": method if method != ORACLE else f"{ORACLE} (reference)",
-                "coverage within 2 pts, eps <= 0.3": f"{int(within[low_mask].sum())} of "
-                f"{int(low_mask.sum())}",
+                "coverage within 2 pts, eps <= 0.3": (
+                    f"{int(within[low_mask].sum())} of {int(low_mask.sum())}"
+                    if low_mask.any()
+                    else "-"
+                ),
                 "coverage within 3 pts, eps 0.4": (
                     f"{int(within[high_mask].sum())} of {int(high_mask.sum())}"
                     if high_mask.any()

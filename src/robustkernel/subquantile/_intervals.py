@@ -67,6 +67,9 @@ filling the bottom of the scores."""
 ROUNDS = 3
 """The local scale is estimated again from the rows within the cutoff at most this many times."""
 PASSES = 5
+NEIGHBOUR_SHARE = 0.05
+MIN_NEIGHBOURS = 30
+MAX_NEIGHBOURS = 200
 """Passes of the local variance's clipping (:func:`._second_stage.local_variance`)."""
 MIN_KEPT_ROWS = 2 * FOLDS
 """Fewer kept rows: no calibration (``predict_interval`` says why)."""
@@ -88,6 +91,12 @@ def internal_fits() -> Iterator[None]:
 def calibrates() -> bool:
     """Whether a fit that ends now calibrates its intervals (not inside :func:`internal_fits`)."""
     return not _INTERNAL.get()
+
+
+def interval_neighbours(rows: int) -> int:
+    """The rows the intervals' local scale averages: ``NEIGHBOUR_SHARE`` of ``rows``, within
+    [``MIN_NEIGHBOURS``, ``MAX_NEIGHBOURS``]."""
+    return int(np.clip(np.ceil(NEIGHBOUR_SHARE * rows), MIN_NEIGHBOURS, MAX_NEIGHBOURS))
 
 
 def check_coverage(coverage: Any) -> tuple[np.ndarray, bool]:
@@ -218,14 +227,17 @@ def calibrate(
     rows, used = kept, kept
     for _ in range(ROUNDS):
         used = rows
-        model = local_variance(coordinates, scaled, used, LOCAL_LIMIT, PASSES)
+        model = local_variance(
+            coordinates, scaled, used, LOCAL_LIMIT, PASSES, interval_neighbours(int(used.sum())),
+            geometric=True,
+        )
         with np.errstate(invalid="ignore"):
             z = np.sqrt(scaled / model.factors)
         reference = fit_reference(z)
         distribution = stats.norm if np.isinf(reference.dof) else stats.t(reference.dof)
         cutoff = float(reference.scale * distribution.isf(TAIL / 2.0))
-        within = z <= cutoff
-        if np.array_equal(within, rows) or within.sum() < MIN_KEPT_ROWS:
+        within = kept | (z <= cutoff)  # a row the fit kept is never an outlier here
+        if np.array_equal(within, rows):
             break
         rows = within
     local = None
@@ -240,11 +252,13 @@ def calibrate(
             "shrink": model.shrink,
             "neighbours": model.neighbours,
             "limit": model.limit,
+            "geometric": model.geometric,
         }
+    scores = np.sort(z[within])
     return {
         "sigma": float(np.sqrt(variance)),
-        "scores": np.sort(z[z <= cutoff]),
-        "cutoff": cutoff,
+        "scores": scores,
+        "cutoff": max(cutoff, float(scores[-1])),
         "local": local,
     }
 
@@ -277,7 +291,7 @@ def local_scale(calibration: dict[str, Any], X: Any, prediction: np.ndarray) -> 
     nearest = search.kneighbors(coordinates, return_distance=False)
     variance = LocalVariance(
         np.empty(0), 0.0, local["clipped"], local["mean"], local["shrink"], local["neighbours"],
-        local["limit"],
+        local["limit"], local["geometric"],
     )
     return np.sqrt(variance.at(nearest))
 
