@@ -16,6 +16,7 @@ EXPECTED_OUTPUT = {
     "dask_fit.py": "Dask vs in memory, the Dask fit's values: same flag on 100.00% of the rows",
     "label_noise.py": "SubQ estimated epsilon_ 0.2",
     "learned_metric.py": "rank of Sigma: 1",
+    "prediction_intervals.py": "MAPIE split conformal on every row",
     "network_training_loop.py": "corrupted rows left out by the estimator: 100%",
     "r_table.py": "flagged rows: [1, 3, 4, 21]",
     "robust_grid_search.py": "trimmed RMSE",
@@ -26,6 +27,7 @@ EXPECTED_OUTPUT = {
 # classic_outliers.py uses its own copy of the table without statsmodels).
 NEEDS = {
     "r_table.py": [("statsmodels", "the example reads R's stackloss from statsmodels")],
+    "prediction_intervals.py": [("mapie", "the example compares with MAPIE's split conformal")],
     "network_training_loop.py": [("torch", "the example needs the optional PyTorch extra")],
     "dask_fit.py": [
         ("dask.array", "the example needs the optional dask extra"),

@@ -546,7 +546,14 @@ class SubquantileRegressor(IntervalRegressorMixin, RegressorMixin, _BaseSubquant
     n_iter_ : int
         Fits of the alternation (rounds, with epsilon="auto").
     n_fits_ : int
-        Fits of the estimator in all, fold fits included.
+        Fits of the estimator in all, fold fits included (not the intervals' calibration).
+    interval_calibration_ : dict
+        What :meth:`predict_interval` reads, computed at the end of ``fit`` from every row's
+        honest residual (a kept row's from the estimator fitted on the kept rows of the other
+        folds, a flagged row's from ``estimator_``): the kept rows' noise scale ``sigma``, the
+        clean rows' standardized residuals ``scores``, the outlier ``cutoff`` and the
+        ``local`` scale (None where the noise is homoscedastic); ``{"refused": reason}``
+        where there are none (several targets, fewer than 10 kept rows).
     converged_ : bool
         Whether the kept rows repeated (or, for a given epsilon, the objective stopped
         decreasing) before the limit.

@@ -44,9 +44,10 @@ import numpy as np
 from scipy import stats
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.neighbors import NearestNeighbors
+from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from ..trimming.out_of_fold import out_of_fold_losses
+from ..trimming.out_of_fold import fit_rows, out_of_fold_losses
 from ._feature_scaling import FeatureScaling
 from ._second_stage import (
     LOCAL_X_ROWS,
@@ -57,6 +58,10 @@ from ._second_stage import (
 
 FOLDS = 5
 """Folds of the kept rows' honest residuals (CV+'s 5)."""
+SPLIT_ROWS = 5000
+"""Beyond this many rows, one split (:func:`honest_residuals`)."""
+CALIBRATION_ROWS = 2000
+"""The rows scored beyond ``SPLIT_ROWS``."""
 TAIL = 0.002
 """The share of clean scores the reference puts beyond the outlier cutoff c."""
 LOCAL_LIMIT = 1e3
@@ -131,19 +136,34 @@ def honest_residuals(
     row_weights: np.ndarray,
     weighted: bool,
     random_state: int,
-) -> np.ndarray:
-    """Every row's residual y - f(x) under a model that was not fitted on it: the kept rows'
-    (``row_weights`` > 0) from clones of ``estimator`` fitted on the kept rows of the other
-    ``FOLDS`` folds, the others' from ``fitted``."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rows scored (indices) and their residuals y - f(x) under a model not fitted on them.
+
+    Up to ``SPLIT_ROWS`` rows, every row: the kept rows' (``row_weights`` > 0) from clones of
+    ``estimator`` fitted on the kept rows of the other ``FOLDS`` folds, the others' from
+    ``fitted``. Beyond, ``CALIBRATION_ROWS`` rows drawn at random: their kept rows' from one
+    clone fitted on the other kept rows, the others' from ``fitted`` (one refit instead of five
+    at the sizes where a refit costs most; the drawn rows keep the share of flagged rows)."""
 
     def residuals(model: Any, rows: Any, targets: np.ndarray) -> np.ndarray:
         return targets - np.asarray(model.predict(rows), dtype=float).reshape(targets.shape)
 
+    n = y.size
     with internal_fits():
-        return out_of_fold_losses(
-            estimator, fitted, X, y, row_weights, weighted, residuals, FOLDS, random_state,
-            stratify=False,
-        )
+        if n <= SPLIT_ROWS:
+            every = out_of_fold_losses(
+                estimator, fitted, X, y, row_weights, weighted, residuals, FOLDS, random_state,
+                stratify=False,
+            )
+            return np.arange(n), every
+        scored = np.sort(np.random.default_rng(random_state).choice(n, CALIBRATION_ROWS, False))
+        training = np.array(row_weights, dtype=float)
+        training[scored] = 0.0
+        model = fit_rows(estimator, X, y, training, weighted)
+        rows, targets = _safe_indexing(X, scored), y[scored]
+        kept = np.asarray(row_weights)[scored] > 0
+        scores = np.where(kept, residuals(model, rows, targets), residuals(fitted, rows, targets))
+        return scored, scores
 
 
 def calibrate_intervals(
@@ -170,8 +190,11 @@ def calibrate_intervals(
     kept = np.asarray(row_weights) > 0
     if kept.sum() < MIN_KEPT_ROWS:
         return {"refused": f"it kept {int(kept.sum())} rows, fewer than the {MIN_KEPT_ROWS} needed"}
-    residuals = honest_residuals(estimator, fitted, X, y, row_weights, weighted, random_state)
-    return calibrate(residuals, kept, y - residuals, coordinates)
+    scored, residuals = honest_residuals(
+        estimator, fitted, X, y, row_weights, weighted, random_state
+    )
+    coordinates = None if coordinates is None else coordinates[scored]
+    return calibrate(residuals, kept[scored], y[scored] - residuals, coordinates)
 
 
 def numeric_rows(X: Any) -> np.ndarray | None:
