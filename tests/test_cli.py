@@ -55,6 +55,7 @@ def test_fit_regression_writes_model_tables_and_report(tmp_path, regression_csv,
     assert code == 0 and "epsilon_" in stdout
     assert sorted(p.name for p in out.iterdir()) == [
         "fit.png",
+        "intervals.png",
         "model.skops",
         "outliers.csv",
         "outliers.png",

@@ -58,8 +58,9 @@ def _setters(model, monkeypatch) -> set[tuple[str, str]]:
     cls = type(model)
 
     def recording_setattr(self, name, value):
-        caller = inspect.stack()[1].filename
-        written.add((Path(caller).name, name))
+        if self is model:  # not the clones the fit makes (the intervals' fold models)
+            caller = inspect.stack()[1].filename
+            written.add((Path(caller).name, name))
         object.__setattr__(self, name, value)
 
     monkeypatch.setattr(cls, "__setattr__", recording_setattr, raising=False)

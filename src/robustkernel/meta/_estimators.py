@@ -247,17 +247,22 @@ class _BaseSubquantileMeta(
             result = self._estimate_epsilon(X, y, weights, present)
         else:
             result = self._alternate(X, y, weights, present, float(self.epsilon))
-        self._set_fitted(result, weights)
-        self._calibrate_intervals(X, y, weights)
+        self._set_fitted(result, weights, self._intervals_after_fit(X, y, result))
         return self
 
-    def _calibrate_intervals(self, X: Any, y: np.ndarray, weights: np.ndarray) -> None:
-        """After a fit: what prediction intervals need (the regressor's; nothing for a
-        classifier)."""
+    def _intervals_after_fit(self, X: Any, y: np.ndarray, result: _Trimmed) -> dict | None:
+        """What prediction intervals need (the regressor's ``interval_calibration_``; None
+        for a classifier)."""
+        return None
 
-    def _set_fitted(self, result: _Trimmed, weights: np.ndarray) -> None:
-        """Store ``result``: the one place ``fit`` writes fitted attributes."""
+    def _set_fitted(
+        self, result: _Trimmed, weights: np.ndarray, calibration: dict | None = None
+    ) -> None:
+        """Store ``result`` (and the intervals' ``calibration``): the one place ``fit``
+        writes fitted attributes."""
         kept = result.row_weights > 0
+        if calibration is not None:
+            self.interval_calibration_ = calibration
         self.estimator_ = result.estimator
         self.inlier_mask_ = kept
         self.outlier_scores_ = result.losses
@@ -638,12 +643,12 @@ class SubquantileRegressor(IntervalRegressorMixin, RegressorMixin, _BaseSubquant
     def _task_attributes(self, result: _Trimmed) -> dict[str, Any]:
         return {"target_scale_": self._target_scale}
 
-    def _calibrate_intervals(self, X: Any, y: np.ndarray, weights: np.ndarray) -> None:
+    def _intervals_after_fit(self, X: Any, y: np.ndarray, result: _Trimmed) -> dict:
         """``interval_calibration_``: the kept rows' honest residuals from clones of the
-        estimator fitted on the kept rows of the other folds, the flagged rows' from
-        ``estimator_`` (:func:`~robustkernel.subquantile.calibrate_intervals`)."""
-        self.interval_calibration_ = calibrate_intervals(
-            self._estimator, self.estimator_, X, y, self.row_weights_, self._weighted,
+        estimator fitted on the kept rows of the other folds, the flagged rows' from the
+        fitted one (:func:`~robustkernel.subquantile.calibrate_intervals`)."""
+        return calibrate_intervals(
+            self._estimator, result.estimator, X, y, result.row_weights, self._weighted,
             self._seed, numeric_rows(X),
         )
 

@@ -194,7 +194,7 @@ class BaseSubquantile(KernelModel):
 
             result = distributed_fit(settings, self._task, X, y, sample_fit)
             self._set_fitted(replace(result, n_components=settings.n_components))
-            self._calibrate_intervals(None, None, None)
+            self._store_calibration(self._intervals_after_fit(None, None, None))
             return self
         X, y = self._validate_training_data(X, y)
         params["n_components"] = resolve_components(params, X.shape[0])
@@ -224,12 +224,21 @@ class BaseSubquantile(KernelModel):
         kernel = settings.kernel if result.kernel is None else result.kernel
         result = replace(result, n_components=settings.n_components, kernel=kernel)
         self._set_fitted(result, X, y)
-        self._calibrate_intervals(X, y, sample_weight)
+        self._store_calibration(self._intervals_after_fit(X, y, sample_weight))
         return self
 
-    def _calibrate_intervals(self, X: Any, y: Any, sample_weight: np.ndarray | None) -> None:
-        """After a fit (X None: a Dask fit): what prediction intervals need (the regressor's;
-        nothing for a classifier)."""
+    def _intervals_after_fit(
+        self, X: Any, y: Any, sample_weight: np.ndarray | None
+    ) -> dict[str, Any] | None:
+        """After a fit (X None: a Dask fit): what prediction intervals need (the regressor's
+        ``interval_calibration_``; None for a classifier)."""
+        return None
+
+    def _store_calibration(self, calibration: dict[str, Any] | None) -> None:
+        """Store :meth:`_intervals_after_fit`'s calibration (after ``_set_fitted``: it reads
+        the fitted model)."""
+        if calibration is not None:
+            self.interval_calibration_ = calibration
 
     inlier_mask_ = property(*_row_attribute("inlier_mask_"))
     outlier_scores_ = property(*_row_attribute("outlier_scores_"))

@@ -443,25 +443,24 @@ class SubquantileKernelRegressor(IntervalRegressorMixin, KernelRegressorMixin, B
         tags.target_tags.positive_only = isinstance(self.link, str) and self.link != "identity"
         return tags
 
-    def _calibrate_intervals(self, X: Any, y: Any, sample_weight: np.ndarray | None) -> None:
+    def _intervals_after_fit(
+        self, X: Any, y: Any, sample_weight: np.ndarray | None
+    ) -> dict[str, Any]:
         """``interval_calibration_`` (:func:`._intervals.calibrate_intervals`): the kept rows'
         honest residuals from this configuration (kernel, alpha, gamma, features and units as
-        fitted; epsilon 0) fitted on the kept rows of the other folds, the flagged rows'
-        from the fitted model."""
+        fitted; epsilon 0, the exact solver) fitted on the kept rows of the other folds, the
+        flagged rows' from the fitted model."""
         if X is None:
-            self.interval_calibration_ = {"refused": (
+            return {"refused": (
                 "it was fitted on Dask arrays, whose rows no process holds; fit on a NumPy "
                 "sample of them for intervals"
             )}
-            return
         if self.kernel_ == "precomputed":
-            self.interval_calibration_ = {
-                "refused": "kernel='precomputed' has no rows to refit on out of fold"
-            }
-            return
+            return {"refused": "kernel='precomputed' has no rows to refit on out of fold"}
         fixed = clone(self).set_params(
             kernel=self.kernel_, degree=self.degree_, coef0=self.coef0_, alpha=self.alpha_,
             gamma=self.gamma_, epsilon=0.0, n_components=self.n_components_, refine=None,
+            solver="alternating", smoothing=None, max_iter=None, init="erm", n_init=1,
             verbose=0,
         )
         center = getattr(self, "feature_center_", None)
@@ -471,7 +470,7 @@ class SubquantileKernelRegressor(IntervalRegressorMixin, KernelRegressorMixin, B
         coordinates = None
         if self.n_components_ is None:  # features: the local scale in the fitted value only
             coordinates = numeric_rows(self._fitted_units(X))
-        self.interval_calibration_ = calibrate_intervals(
+        return calibrate_intervals(
             InUnits(fixed, center, scale), self, X, y, weights, sample_weight is not None,
             self.random_state if isinstance(self.random_state, int) else 0, coordinates,
         )

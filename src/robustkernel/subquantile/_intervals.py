@@ -190,11 +190,15 @@ def calibrate_intervals(
     kept = np.asarray(row_weights) > 0
     if kept.sum() < MIN_KEPT_ROWS:
         return {"refused": f"it kept {int(kept.sum())} rows, fewer than the {MIN_KEPT_ROWS} needed"}
-    scored, residuals = honest_residuals(
-        estimator, fitted, X, y, row_weights, weighted, random_state
-    )
-    coordinates = None if coordinates is None else coordinates[scored]
-    return calibrate(residuals, kept[scored], y[scored] - residuals, coordinates)
+    try:
+        scored, residuals = honest_residuals(
+            estimator, fitted, X, y, row_weights, weighted, random_state
+        )
+        coordinates = None if coordinates is None else coordinates[scored]
+        return calibrate(residuals, kept[scored], y[scored] - residuals, coordinates)
+    except (ValueError, ArithmeticError, np.linalg.LinAlgError) as error:
+        # the fit stands; predict_interval says why it has no intervals
+        return {"refused": f"its calibration failed ({type(error).__name__}: {error})"}
 
 
 def numeric_rows(X: Any) -> np.ndarray | None:
@@ -227,6 +231,10 @@ def calibrate(
     rows: the local scale follows the fitted value only; else x and the fitted value)."""
     finite = np.isfinite(residuals)
     kept = kept & finite
+    # in units of the kept rows' median residual: squares of targets near 1e200 do not overflow
+    unit = float(np.median(np.abs(residuals[kept]))) if kept.any() else 1.0
+    unit = unit if np.isfinite(unit) and unit > 0 else 1.0
+    residuals, fitted = residuals / unit, fitted / unit
     with np.errstate(over="ignore"):
         squared = np.where(finite, residuals, np.inf) ** 2
     variance = float(np.median(squared[kept])) / stats.chi2.ppf(0.5, df=1)
@@ -236,14 +244,10 @@ def calibrate(
         return {"sigma": 0.0, "scores": np.zeros(1), "cutoff": 0.0, "local": None}
     scaled = squared / variance
     if X is not None and X.shape[0] <= LOCAL_X_ROWS:  # x and the fitted value: near in both
-        kind = "x"
-        coordinates = np.column_stack([X, fitted])
-        center, scale = _robust_units(coordinates, kept)
+        kind, coordinates = "x", np.column_stack([X, fitted])
     else:
-        kind = "fitted"
-        coordinates = fitted[:, None]
-        spread = float(np.std(fitted[kept]))
-        center, scale = np.zeros(1), np.full(1, spread if spread > 0 else 1.0)
+        kind, coordinates = "fitted", fitted[:, None]
+    center, scale = _robust_units(coordinates, kept)
     coordinates = (coordinates - center) / scale
     # the local scale from the kept rows, then from the rows within the outlier cutoff: a clean
     # row the fit flagged (the tail where the noise is large) belongs to its region's scale
@@ -267,6 +271,7 @@ def calibrate(
     if model.shrink > 0:
         local = {
             "kind": kind,
+            "unit": unit,
             "center": center,
             "scale": scale,
             "coordinates": coordinates[used],
@@ -279,7 +284,7 @@ def calibrate(
         }
     scores = np.sort(z[within])
     return {
-        "sigma": float(np.sqrt(variance)),
+        "sigma": float(np.sqrt(variance)) * unit,
         "scores": scores,
         "cutoff": max(cutoff, float(scores[-1])),
         "local": local,
@@ -304,12 +309,13 @@ def local_scale(calibration: dict[str, Any], X: Any, prediction: np.ndarray) -> 
     local = calibration["local"]
     if local is None:
         return np.ones(prediction.shape[0])
+    prediction = prediction / local["unit"]
     if local["kind"] == "x":
         X = X.toarray() if hasattr(X, "toarray") else X
-        joint = np.column_stack([np.asarray(X, dtype=float), prediction])
-        coordinates = (joint - local["center"]) / local["scale"]
+        coordinates = np.column_stack([np.asarray(X, dtype=float), prediction])
     else:
-        coordinates = prediction[:, None] / local["scale"]
+        coordinates = prediction[:, None]
+    coordinates = (coordinates - local["center"]) / local["scale"]
     search = NearestNeighbors(n_neighbors=int(local["neighbours"])).fit(local["coordinates"])
     nearest = search.kneighbors(coordinates, return_distance=False)
     variance = LocalVariance(

@@ -222,7 +222,7 @@ def local_variance(
         if geometric:  # the logarithms' spread against each neighbourhood's own sampling noise
             around = clipped[nearest]
             level = np.maximum(around.mean(axis=1), np.finfo(float).tiny)
-            noise = float(np.mean(around.var(axis=1) / level**2)) / neighbours
+            noise = float(np.mean((around / level[:, None]).var(axis=1))) / neighbours
             spread = float(np.var(np.log(np.maximum(local, 1.0 / limit))))
         else:
             noise = float(np.var(clipped)) / mean**2 / neighbours
