@@ -135,6 +135,8 @@ import numpy as np
 import pandas as pd
 import scipy
 import sklearn
+from harness.attacks import CLEAN
+from harness.race import cells
 from harness.realdata import TABLES, TableUnavailable, load_table
 from harness.report import cpu_description, markdown_table, replace_markdown_section
 from harness.timing import timed
@@ -174,7 +176,6 @@ FEATURES = (1, 5, 10)
 SIZES = (200, 1000, 5000)
 EPSILONS = (0.0, 0.1, 0.2, 0.3, 0.4)
 ATTACKS = ("vertical", "shifted", "cluster")
-CLEAN = "none"  # the attack of the eps = 0 cells
 TEST_ROWS = 5000
 NOISE_SD = 0.3
 HET_FACTOR = 1.5  # sd 0.3 (1 + 1.5 [x1 > 0])
@@ -603,31 +604,6 @@ def fingerprint(test_rows: int) -> str:
         "sources": digest.hexdigest()[:16],
     }
     return json.dumps(settings, sort_keys=True)
-
-
-def cells(data: Sequence[str], attacks: Sequence[str], eps: Sequence[float]) -> list:
-    """(data, attack, eps) of every cell: eps = 0 is one clean cell per data set.
-
-    Parameters
-    ----------
-    data, attacks : sequence of str
-        Data sets and attacks.
-    eps : sequence of float
-        Corrupted fractions.
-
-    Returns
-    -------
-    cells : list of tuple
-        ``(data, attack, eps)``.
-    """
-    out = []
-    for name in data:
-        for fraction in eps:
-            if fraction == 0:
-                out.append((name, CLEAN, 0.0))
-            else:
-                out.extend((name, attack, float(fraction)) for attack in attacks)
-    return out
 
 
 def _importable_run_one() -> Callable[..., list[dict[str, Any]]]:
