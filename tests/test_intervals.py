@@ -7,11 +7,17 @@ import pytest
 from scipy import stats
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression
+from sklearn.neighbors import NearestNeighbors
 
 from robustkernel import SubquantileKernelRegressor, SubquantileRegressor
 from robustkernel.persistence import load_model, save_model
 from robustkernel.subquantile import internal_fits
-from robustkernel.subquantile._intervals import TAIL, check_coverage, half_widths
+from robustkernel.subquantile._intervals import (
+    TAIL,
+    check_coverage,
+    half_widths,
+    nearest_window_means,
+)
 
 COEF = np.array([1.0, -2.0, 0.5])
 
@@ -197,3 +203,19 @@ def test_every_fit_kind_gives_finite_nested_intervals_that_survive_model_files(m
     np.testing.assert_array_equal(again.predict_interval(X[:20], [0.8, 0.95]), intervals)
     path = save_model(model, tmp_path / "model.skops")
     np.testing.assert_array_equal(load_model(path).predict_interval(X[:20], [0.8, 0.95]), intervals)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_one_dimensional_neighbour_means_match_a_brute_force_search(seed):
+    """The sorted-window search of the fitted-value scale against sklearn's brute force (no
+    ties: continuous draws), queries inside and beyond the reference's range."""
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(2, 400))
+    reference, values = rng.normal(size=m), rng.exponential(size=m)
+    queries = rng.normal(scale=3.0, size=200)
+    for k in sorted({1, 2, m // 2 or 1, m - 1 or 1, m}):
+        search = NearestNeighbors(n_neighbors=k, algorithm="brute").fit(reference[:, None])
+        nearest = search.kneighbors(queries[:, None], return_distance=False)
+        np.testing.assert_allclose(
+            nearest_window_means(reference, values, queries, k), values[nearest].mean(axis=1)
+        )

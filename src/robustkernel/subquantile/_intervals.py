@@ -316,16 +316,52 @@ def local_scale(calibration: dict[str, Any], X: Any, prediction: np.ndarray) -> 
     else:
         coordinates = prediction[:, None]
     coordinates = (coordinates - local["center"]) / local["scale"]
-    # brute force: the coordinates have p + 1 dimensions, where a k-d tree is slower (5000 queries,
-    # 30 neighbours among 320 rows in 9 dimensions: 0.025 s against its 0.046 s)
-    search = NearestNeighbors(n_neighbors=int(local["neighbours"]), algorithm="brute")
-    search.fit(local["coordinates"])
-    nearest = search.kneighbors(coordinates, return_distance=False)
+    reference, clipped = local["coordinates"], local["clipped"]
+    k = int(local["neighbours"])
+    if reference.shape[1] == 1:
+        means = nearest_window_means(reference[:, 0], clipped, coordinates[:, 0], k)
+    else:
+        # brute force: in the p + 1 dimensions of x and the fitted value a k-d tree is slower
+        # (5000 queries, 30 neighbours among 320 rows in 9 dimensions: 0.029 s against 0.046 s)
+        search = NearestNeighbors(n_neighbors=k, algorithm="brute").fit(reference)
+        means = clipped[search.kneighbors(coordinates, return_distance=False)].mean(axis=1)
     variance = LocalVariance(
-        np.empty(0), 0.0, local["clipped"], local["mean"], local["shrink"], local["neighbours"],
-        local["limit"], local["geometric"],
+        np.empty(0), 0.0, clipped, local["mean"], local["shrink"], k, local["limit"],
+        local["geometric"],
     )
-    return np.sqrt(variance.at(nearest))
+    return np.sqrt(variance.of_means(means))
+
+
+def nearest_window_means(
+    reference: np.ndarray, values: np.ndarray, queries: np.ndarray, k: int
+) -> np.ndarray:
+    """The mean of ``values`` over the k rows of ``reference`` (1-d) nearest each query.
+
+    In one dimension the k nearest rows are k neighbours in sorted order; the window's start
+    is found by bisection (the first start whose row is no farther than the row past its end),
+    so the cost is O(q log k) after one sort, where a search tree costs O(q k log m)
+    (5000 queries, 80 neighbours among 1596 rows: under a millisecond against a k-d tree's
+    0.023 s). Ties at equal distance may be broken otherwise than by a tree.
+    """
+    order = np.argsort(reference, kind="stable")
+    points = reference[order]
+    sums = np.concatenate([[0.0], np.cumsum(values[order])])
+    m = points.size
+    insert = np.searchsorted(points, queries)
+    low = np.clip(insert - k, 0, m - k)
+    high = np.clip(insert, 0, m - k)
+    while np.any(low < high):
+        middle = (low + high) // 2
+        # the window from `middle` is worse than the next one: its first row is farther
+        # than the row after its end
+        further = np.where(
+            low < high,
+            queries - points[middle] > points[np.minimum(middle + k, m - 1)] - queries,
+            False,
+        )
+        low = np.where(further, middle + 1, low)
+        high = np.where(further | (low >= high), high, middle)
+    return (sums[low + k] - sums[low]) / k
 
 
 def bounds(

@@ -180,8 +180,12 @@ class LocalVariance:
     def at(self, nearest: np.ndarray) -> np.ndarray:
         """The variance factors of rows whose nearest kept rows are ``nearest`` (positions
         among the kept rows, (m, neighbours))."""
-        local = self.clipped[nearest].mean(axis=1) / self.mean
-        return _shrunk(local, self.shrink, self.limit, self.geometric)
+        return self.of_means(self.clipped[nearest].mean(axis=1))
+
+    def of_means(self, means: np.ndarray) -> np.ndarray:
+        """The variance factors of rows whose nearest kept rows' ``clipped`` values average
+        ``means``."""
+        return _shrunk(means / self.mean, self.shrink, self.limit, self.geometric)
 
 
 def _shrunk(local: np.ndarray, shrink: float, limit: float, geometric: bool) -> np.ndarray:
