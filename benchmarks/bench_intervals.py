@@ -99,8 +99,9 @@ Cost (``--cost``, a separate mode; run it alone on a quiet machine): for n in ``
 wall and process CPU seconds of ``SubquantileKernelRegressor().fit`` with its interval
 calibration and inside ``robustkernel.subquantile.internal_fits()`` (without), and of
 ``predict`` and ``predict_interval`` (coverage 0.9) on 5000 rows: medians of ``--repeats``
-(default 3) runs, one BLAS thread, the 1-minute load average at each size's start and the load
-averages before and after; the ratios fit with / without and predict_interval / predict.
+(default 3) fits and of at least 15 calls of each predict (in turn), one BLAS thread, the
+1-minute load average at each size's start and the load averages before and after; the
+ratios fit with / without and predict_interval / predict.
 Writes ``--out`` (default ``benchmarks/results/bench_intervals_cost.md``), ``--csv`` (default
 ``benchmarks/results/bench_intervals_cost.csv``) and, with ``--write``, the section "Prediction
 intervals: cost of the calibration (bench_intervals.py --cost)" of BENCHMARKS.md.
@@ -205,6 +206,8 @@ COST_SIZES = (400, 2000, 20000)
 COST_FEATURES = 8
 COST_EPS = 0.2
 COST_PREDICT_ROWS = 5000
+PREDICT_REPEATS = 15
+"""At least this many timed calls of predict and predict_interval each (they take 0.01-0.2 s)."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1125,16 +1128,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _timed_predictions(
-    predict: Callable[[np.ndarray], object], X: np.ndarray, repeats: int
-) -> tuple[float, float]:
-    """Median wall and process CPU seconds of ``repeats`` calls of ``predict(X)``."""
-    walls, cpus = [], []
+    calls: Sequence[Callable[[np.ndarray], object]], X: np.ndarray, repeats: int
+) -> list[tuple[float, float]]:
+    """Median wall and process CPU seconds of each of ``calls`` on ``X``, called in turn
+    ``repeats`` times (interleaved, so that a slow moment of the machine falls on both)."""
+    walls: list[list[float]] = [[] for _ in calls]
+    cpus: list[list[float]] = [[] for _ in calls]
     for _ in range(repeats):
-        cpu, start = time.process_time(), time.perf_counter()
-        predict(X)
-        walls.append(time.perf_counter() - start)
-        cpus.append(time.process_time() - cpu)
-    return statistics.median(walls), statistics.median(cpus)
+        for index, call in enumerate(calls):
+            cpu, start = time.process_time(), time.perf_counter()
+            call(X)
+            walls[index].append(time.perf_counter() - start)
+            cpus[index].append(time.process_time() - cpu)
+    return [(statistics.median(w), statistics.median(c)) for w, c in zip(walls, cpus, strict=True)]
 
 
 def cost_row(n: int, repeats: int) -> dict[str, Any]:
@@ -1162,8 +1168,9 @@ def cost_row(n: int, repeats: int) -> dict[str, Any]:
         with internal_fits():
             without_wall, without_cpu, _ = timed(SubquantileKernelRegressor, X, y, repeats)
         model.predict(X_new), model.predict_interval(X_new)  # warm-up: first calls pay imports
-        predict_wall, _ = _timed_predictions(model.predict, X_new, repeats)
-        interval_wall, interval_cpu = _timed_predictions(model.predict_interval, X_new, repeats)
+        (predict_wall, _), (interval_wall, interval_cpu) = _timed_predictions(
+            [model.predict, model.predict_interval], X_new, max(repeats, PREDICT_REPEATS)
+        )
     return {
         "n": n,
         "fit with intervals: wall s": round(with_wall, 3),
@@ -1221,7 +1228,8 @@ def cost_main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
         f"{COST_FEATURES}, {COST_EPS:.0%} `vertical`): `fit` with its interval calibration, and "
         "inside `robustkernel.subquantile.internal_fits()` (no calibration); `predict` and "
         f"`predict_interval` (coverage 0.9) on {COST_PREDICT_ROWS} new rows. Medians of "
-        f"{args.repeats} runs; wall and process CPU seconds.",
+        f"{args.repeats} fits and of {max(args.repeats, PREDICT_REPEATS)} calls of each "
+        "predict, in turn; wall and process CPU seconds.",
         "",
         markdown_table(frame),
     ]
