@@ -173,10 +173,7 @@ def test_corrected_fit_minimizes_its_objective(seed):
     assert polished.fun >= value - 1e-5 * abs(value)
     A, b = polished.x[: n * C].reshape(n, C), polished.x[n * C:]
     expected = softmax(rbf_kernel(Z_test, Z, gamma=model.gamma_) @ A + b, axis=1)
-    # within the polish's 1e-5 of the objective the probabilities still move by a few 1e-3
-    # where the objective is flat: 0.0024 on 1 of 1600 at seed 1 after the one-standard-error
-    # rule changed the fit's flags (and so its alpha and gamma)
-    np.testing.assert_allclose(model.predict_proba(X_test), expected, atol=3e-3)
+    np.testing.assert_allclose(model.predict_proba(X_test), expected, atol=2e-3)
 
 
 def test_string_labels_and_a_precomputed_kernel_take_the_same_route():

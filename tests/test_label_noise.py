@@ -282,24 +282,3 @@ def test_a_round_that_flags_more_is_dropped(monkeypatch):
         else:  # fewer: taken, then repeated by the third round
             assert len(calls) == 3
             np.testing.assert_array_equal(kept_out, second)
-
-
-def test_flags_come_from_the_smoothest_pair_within_one_standard_error():
-    """The one-standard-error rule by hand: least error 0.10 on 100 rows, standard error
-    sqrt(0.1 * 0.9 / 100) = 0.03, so errors up to 0.13 are near; the smallest gamma with a
-    near pair is the second row, and at it the largest near alpha the third column."""
-    from robustkernel.subquantile._route_label_noise import smoothest_within_one_error
-
-    scores = np.array(
-        [
-            [0.20, 0.18, 0.19, 0.25],
-            [0.14, 0.12, 0.13, 0.131],
-            [0.10, 0.11, 0.15, 0.30],
-        ]
-    )
-    assert smoothest_within_one_error(scores, np.ones(100)) == (1, 2)
-    # 10,000 rows: standard error 0.003, only the least error itself is near
-    assert smoothest_within_one_error(scores, np.ones(10_000)) == (2, 0)
-    # weights: 100 rows of which 50 have weight 0 count as 50 rows (standard error 0.042)
-    weights = np.r_[np.ones(50), np.zeros(50)]
-    assert smoothest_within_one_error(scores, weights) == (1, 3)

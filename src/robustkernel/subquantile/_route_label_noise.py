@@ -94,8 +94,7 @@ class LabelNoiseRoute:
 
         1. Every (gamma, alpha) is scored by its out-of-fold error against the given labels
            (:meth:`_out_of_fold_choice`), its fold models fitted on every row of the other
-           folds; the flags are read from the smoothest pair within one standard error of
-           the least error (:func:`smoothest_within_one_error`).
+           folds.
         2. The best pair's out-of-fold probabilities flag the rows whose label the data
            contradict (:func:`.label_flags.label_issues`; each class keeps at least half of
            its rows, and at most ``MAX_EPSILON`` of the rows are flagged).
@@ -125,7 +124,7 @@ class LabelNoiseRoute:
             weights = self.sample_weight / self.sample_weight.max()
         floors = ClassFloors.half_of_each_class(self.Y, self.sample_weight)
         every_row = np.ones(n, dtype=bool)
-        first = self._out_of_fold_choice(candidates, every_row, labels, weights, smoothest=True)
+        first = self._out_of_fold_choice(candidates, every_row, labels, weights)
         # calibrated probabilities: Platt's (hinge losses) or the logits' temperature
         P, calibration = fold_probabilities(self.target.loss, first.outputs, labels, weights)
         if calibration is None:
@@ -243,18 +242,12 @@ class LabelNoiseRoute:
         return self.target.loss.predicted_classes(fresh) != labels
 
     def _out_of_fold_choice(
-        self,
-        candidates: Candidates,
-        kept: np.ndarray,
-        labels: np.ndarray,
-        weights: np.ndarray,
-        smoothest: bool = False,
+        self, candidates: Candidates, kept: np.ndarray, labels: np.ndarray, weights: np.ndarray
     ) -> OutOfFoldChoice:
         """The (gamma, alpha) of least out-of-fold error against the given labels (weighted
         share of the rows), the fold models fitted on the rows ``kept`` of the other folds.
         Only the rows ``kept`` count in the error: the others' given labels are thought
-        wrong. ``smoothest``: the smoothest pair within one standard error of the least
-        (:func:`smoothest_within_one_error`)."""
+        wrong."""
         alphas, gammas = candidates
         scores = np.empty((len(gammas), len(alphas)))
         outputs, held = [], None
@@ -272,11 +265,6 @@ class LabelNoiseRoute:
         # instead took breast cancer with 30% of one class's labels flipped from 0.851 to
         # 0.623 test accuracy (bench_robust.py, median of 3 seeds).
         row, column = np.unravel_index(int(np.argmin(scores)), scores.shape)
-        if smoothest:
-            least = row
-            row, column = smoothest_within_one_error(scores, weights[kept])
-            if row != least:  # its problem was not held
-                held = self._build_problem(alphas[0], gammas[row], 0.0)[0]
         return OutOfFoldChoice(
             float(scores[row, column]),
             alphas[column],
@@ -285,32 +273,3 @@ class LabelNoiseRoute:
             scores,
             held,
         )
-
-
-def smoothest_within_one_error(scores: np.ndarray, weights: np.ndarray) -> tuple[int, int]:
-    """The one-standard-error rule (Breiman et al. 1984; glmnet's ``lambda.1se``) on a grid of
-    out-of-fold error rates: among the (gamma, alpha) pairs whose error is within one binomial
-    standard error of the least, the smallest gamma, and at it the largest alpha.
-
-    The flags of confident learning are read from the out-of-fold probabilities of this pair:
-    where the errors of several pairs differ by less than their noise, the smoothest model's
-    probabilities rank the flipped rows better than the least error's (measured on
-    ``bench_robust.py``'s 51 cells and on the two held-out sets, BENCHMARKS.md).
-
-    Parameters
-    ----------
-    scores : ndarray of shape (n_gammas, n_alphas)
-        Error rates; gammas and alphas in increasing order.
-    weights : ndarray of shape (n_rows,)
-        The weights of the rows the errors count (n_eff = (sum w)^2 / sum w^2 rows).
-
-    Returns
-    -------
-    row, column : int
-        The chosen gamma's and alpha's positions.
-    """
-    least = float(scores.min())
-    rows = weights.sum() ** 2 / (weights**2).sum()
-    near = scores <= least + np.sqrt(least * (1.0 - least) / rows) + 1e-12
-    row = int(np.flatnonzero(near.any(axis=1))[0])
-    return row, int(np.flatnonzero(near[row])[-1])
