@@ -60,7 +60,6 @@ def test_coverage_of_clean_rows_is_nominal_within_a_binomial_tolerance(attack):
     assert np.all(np.abs(width / oracle - 1) < 0.08), width / oracle
 
 
-
 @pytest.mark.xfail(
     strict=True,
     reason="SubquantileRegressor(LinearRegression()) with epsilon='auto': of random_state 0-119, "
@@ -76,6 +75,7 @@ def test_a_start_that_keeps_the_cluster_gives_wide_intervals():
     y[bad] = -20.0 + 0.03 * rng.normal(size=600)
     model = SubquantileRegressor(LinearRegression(), random_state=72).fit(X, y)
     assert np.sum(~model.inlier_mask_[bad]) == 600
+
 
 def test_split_conformal_on_every_row_is_set_by_the_outliers_ours_is_not():
     # split conformal as a user runs it on these rows (OLS on 70%, the 90% quantile of the

