@@ -46,10 +46,10 @@ import time
 
 import numpy as np
 import pandas as pd
+from harness.data import flipped_classification_data
 from harness.peers import EncodedLabels, TunedCleanLearning, flagged_rows
 from harness.report import markdown_table
 from harness.timing import timed, write_section
-from sklearn.datasets import make_classification
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.model_selection import GridSearchCV
 from sklearn.svm import SVC
@@ -75,27 +75,6 @@ def regression_data(n_train: int, seed: int = 0) -> tuple[np.ndarray, ...]:
     bad = rng.choice(n_train, size=n_train // 5, replace=False)
     y[bad] = rng.normal(5.0, 2.0, size=bad.size)
     return X[:n_train], y, X[n_train:], f[n_train:]
-
-
-def classification_data(n_train: int, classes: int, seed: int) -> tuple[np.ndarray, ...]:
-    """X, y (20% of the labels replaced by another class), X_test, y_test (clean), and which
-    training rows were flipped."""
-    X, y = make_classification(
-        n_train + 5000,
-        n_features=N_FEATURES,
-        n_informative=6,
-        n_redundant=0,
-        n_classes=classes,
-        n_clusters_per_class=2,
-        random_state=seed,
-    )
-    rng = np.random.default_rng(seed)
-    y_train = y[:n_train].copy()
-    bad = rng.choice(n_train, size=n_train // 5, replace=False)
-    y_train[bad] = (y_train[bad] + rng.integers(1, classes, size=bad.size)) % classes
-    flipped = np.zeros(n_train, dtype=bool)
-    flipped[bad] = True
-    return X[:n_train], y_train, X[n_train:], y[n_train:], flipped
 
 
 def rmse(model: object, X: np.ndarray, f: np.ndarray) -> float:
@@ -285,7 +264,7 @@ def classifier_rows(
     SVC and around the grid-tuned SVC); the note gives the share of the rows each flags and
     the precision / recall of the flags against the flipped rows. Above ``grid_max`` rows no
     grid search; above ``peers_max`` the classifier alone (time and accuracy, no ratio)."""
-    X, y, X_test, y_test, flipped = classification_data(n, classes, seed)
+    X, y, X_test, y_test, flipped = flipped_classification_data(n, classes, seed, N_FEATURES)
     methods = {
         "SubquantileKernelClassifier()": lambda: SubquantileKernelClassifier(random_state=seed),
         "SVC()": SVC,

@@ -105,3 +105,39 @@ def test_good_white_wine_reads_the_csv_of_the_data_home(shared):
     assert int(y.sum()) == 3258
     with pytest.raises(ValueError, match="data-home"):
         load_data("classification", "good_white_wine", None, None)
+
+
+def test_compare_races_puts_each_version_among_the_same_peers(tmp_path, capsys):
+    """Two cells, two seeds: the base's and the variant's medians, their counts within 0.02 of
+    the best of (peer, version), and the gaps to the oracle, against a hand computation."""
+    import pandas as pd
+    from compare_races import main
+
+    def runs(method, values):
+        return [
+            {"task": "classification", "data": data, "attack": "none", "eps": 0.0, "seed": seed,
+             "method": method, "metric": value, "flag_precision": 0.5, "flag_recall": 0.25}
+            for (data, seed), value in zip(
+                [("a", 0), ("a", 1), ("b", 0), ("b", 1)], values, strict=True
+            )
+        ]
+
+    base = runs("subq_default", [0.80, 0.90, 0.70, 0.70]) + runs("peer", [0.86, 0.86, 0.60, 0.60])
+    base += runs("oracle", [0.90, 0.90, 0.80, 0.80])
+    pd.DataFrame(base).to_csv(tmp_path / "base.csv", index=False)
+    pd.DataFrame(runs("subq_default", [0.86, 0.88, 0.50, 0.60])).to_csv(
+        tmp_path / "variant.csv", index=False
+    )
+    main([str(tmp_path / "base.csv"), f"changed={tmp_path / 'variant.csv'}"])
+    out = capsys.readouterr().out
+    # base: cell medians 0.85 and 0.70 (mean 0.775), both within 0.02 of the best (0.86, 0.70);
+    # gaps 0.05 and 0.10: median 0.075, worst 0.1
+    assert "| base | 0.775 | 2 | 0.075 | 0.1 | 0.50 / 0.25 |" in out
+    # the peer among them: 0.86 and 0.60 (mean 0.73), within 0.02 in a, 0.1 below in b; gaps
+    # 0.04 and 0.20
+    assert "| peer | 0.73 | 1 | 0.12 | 0.2 | 0.50 / 0.25 |" in out
+    # the variant: 0.87 and 0.55 (mean 0.71); best in a, 0.05 below the peer in b; the peer is
+    # now within 0.02 in both cells
+    assert "| changed | 0.71 | 1 | 0.14 | 0.25 | 0.50 / 0.25 |" in out
+    assert "| peer | 0.73 | 2 | 0.12 | 0.2 | 0.50 / 0.25 |" in out
+    assert "changed - base: mean -0.0650; cells higher 1, lower 1" in out

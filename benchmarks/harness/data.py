@@ -323,3 +323,28 @@ def make_data(n_train: int, seed: int = 0):
     y_train[bad] = rng.normal(5.0, np.sqrt(5.0), size=bad.size)
     clean = np.setdiff1d(np.arange(n_train), bad)
     return X_train, y_train, X_test, y_test, clean
+
+
+def flipped_classification_data(
+    n_train: int, classes: int, seed: int, n_features: int = 8
+) -> tuple[np.ndarray, ...]:
+    """``make_classification`` (``n_features`` features, 6 informative, two clusters a class)
+    with 20% of the training labels replaced by another class at random: X, y, X_test, y_test
+    (5000 clean rows) and which training rows were flipped (bench_defaults_scale.py's and
+    bench_flag_sources.py's data)."""
+    X, y = make_classification(
+        n_train + 5000,
+        n_features=n_features,
+        n_informative=6,
+        n_redundant=0,
+        n_classes=classes,
+        n_clusters_per_class=2,
+        random_state=seed,
+    )
+    rng = np.random.default_rng(seed)
+    y_train = y[:n_train].copy()
+    bad = rng.choice(n_train, size=n_train // 5, replace=False)
+    y_train[bad] = (y_train[bad] + rng.integers(1, classes, size=bad.size)) % classes
+    flipped = np.zeros(n_train, dtype=bool)
+    flipped[bad] = True
+    return X[:n_train], y_train, X[n_train:], y[n_train:], flipped
