@@ -17,7 +17,9 @@ EXPECTED_OUTPUT = {
     "label_noise.py": "SubQ estimated epsilon_ 0.2",
     "learned_metric.py": "rank of Sigma: 1",
     "prediction_intervals.py": "MAPIE split conformal on every row",
-    "network_training_loop.py": "corrupted rows left out by the estimator: 100%",
+    # the wrong targets far from the curve: one of the 100 lies 0.3 from it and is kept on some
+    # machines (99% of all left out on an Intel Xeon, 100% on an AMD EPYC)
+    "network_training_loop.py": "of those more than 0.5 from the true curve: 100%",
     "r_table.py": "flagged rows: [1, 3, 4, 21]",
     "robust_grid_search.py": "trimmed RMSE",
 }
