@@ -7,9 +7,10 @@ features, 20% of the training labels flipped, 5000 clean test rows), per seed:
   training rows from (a) ``SVC(probability=True)`` with its defaults through 5 stratified folds,
   the source of ``CleanLearning(SVC())``, and (b) the kernel logistic model of
   ``SubquantileKernelClassifier(epsilon=0)`` at each (gamma, alpha) of the defaults' grid
-  (alphas 0.01, 0.1, 1; gammas 1/4, 1, 4 times 1 / n_features on standardized columns), through
-  3 stratified folds, their logits temperature-scaled (``label_flags.tempered``). Each source's
-  probabilities are read by the library's confident-learning rule
+  (alphas 0.01, 0.1, 1; gammas 1/4, 1, 4 times scikit-learn's "scale", 1 / (n_features
+  var(X))), on standardized columns as the defaults fit and on the raw columns as SVC() does,
+  through 3 stratified folds, their logits temperature-scaled (``label_flags.tempered``).
+  Each source's probabilities are read by the library's confident-learning rule
   (``label_flags.label_issues``); for source (a) the rule's flags are compared with cleanlab's
   ``find_label_issues`` on the same probabilities. Per source: the out-of-fold log loss, the
   flagged share, precision and recall against the flipped rows, and the test accuracy of
@@ -71,21 +72,22 @@ def kernel_logistic_sources(
     X: np.ndarray, y: np.ndarray, folds: StratifiedKFold
 ) -> dict[str, np.ndarray]:
     """Tempered out-of-fold probabilities of the epsilon=0 kernel logistic model at every pair
-    of the defaults' grid (gamma in units of 1 / n_features on standardized columns)."""
+    of the defaults' grid: on standardized columns (the defaults' units, ``feature_scale_``)
+    with gamma in units of 1 / n_features, and on the raw columns with gamma in units of
+    1 / (n_features var(X)), scikit-learn's "scale" (SVC's units)."""
     from robustkernel import SubquantileKernelClassifier
     from robustkernel.trimming import label_flags
 
-    scale = X.std(axis=0)
-    Z = X / scale  # the defaults' column units (feature_scale_): standard deviations
     sources = {}
-    for factor in GAMMA_FACTORS:
-        for alpha in ALPHAS:
-            model = SubquantileKernelClassifier(
-                epsilon=0.0, alpha=alpha, gamma=factor / X.shape[1]
-            )
-            F = cross_val_predict(model, Z, y, cv=folds, method="decision_function")
-            name = f"kernel logistic, gamma {factor:g} / p, alpha {alpha:g}"
-            sources[name] = label_flags.tempered(F.reshape(len(y), -1), y, np.ones(len(y)))
+    for units, Z in (("standardized", X / X.std(axis=0)), ("raw", X)):
+        scale = 1.0 / (Z.shape[1] * Z.var())
+        for factor in GAMMA_FACTORS:
+            for alpha in ALPHAS:
+                model = SubquantileKernelClassifier(epsilon=0.0, alpha=alpha, gamma=factor * scale)
+                F = cross_val_predict(model, Z, y, cv=folds, method="decision_function")
+                name = f"kernel logistic, {units} columns, gamma {factor:g} x scale, "
+                name += f"alpha {alpha:g}"
+                sources[name] = label_flags.tempered(F.reshape(len(y), -1), y, np.ones(len(y)))
     return sources
 
 
