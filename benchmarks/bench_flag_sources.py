@@ -41,21 +41,16 @@ import numpy as np
 import pandas as pd
 from harness.data import flipped_classification_data
 from harness.report import markdown_table, replace_markdown_section
+from sklearn.metrics import log_loss
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.svm import SVC
+
+from robustkernel.subquantile._hyperparameters import CLASSIFIER_ALPHAS, CLASSIFIER_GAMMA_FACTORS
 
 SECTION = (
     "## Label noise at 2000 rows: the flags' probabilities and the final model "
     "(bench_flag_sources.py)"
 )
-ALPHAS = (0.01, 0.1, 1.0)
-GAMMA_FACTORS = (0.25, 1.0, 4.0)
-
-
-def log_loss(P: np.ndarray, labels: np.ndarray) -> float:
-    """Mean log loss of probabilities P (n, K) against class indices ``labels``."""
-    given = np.maximum(P[np.arange(labels.size), labels], np.finfo(float).tiny)
-    return float(-np.mean(np.log(given)))
 
 
 def flag_quality(flagged: np.ndarray, flipped: np.ndarray) -> dict[str, float]:
@@ -81,8 +76,8 @@ def kernel_logistic_sources(
     sources = {}
     for units, Z in (("standardized", X / X.std(axis=0)), ("raw", X)):
         scale = 1.0 / (Z.shape[1] * Z.var())
-        for factor in GAMMA_FACTORS:
-            for alpha in ALPHAS:
+        for factor in CLASSIFIER_GAMMA_FACTORS:
+            for alpha in CLASSIFIER_ALPHAS:
                 model = SubquantileKernelClassifier(epsilon=0.0, alpha=alpha, gamma=factor * scale)
                 F = cross_val_predict(model, Z, y, cv=folds, method="decision_function")
                 name = f"kernel logistic, {units} columns, gamma {factor:g} x scale, "
@@ -120,7 +115,8 @@ def one_seed(seed: int, n: int) -> tuple[list[dict], list[dict]]:
     for name, P in sources.items():
         flagged = label_flags.label_issues(P, y)
         flag_rows.append({
-            "seed": seed, "probabilities": name, "log loss": round(log_loss(P, y), 4),
+            "seed": seed, "probabilities": name,
+            "log loss": round(log_loss(y, P, labels=[0, 1]), 4),
             **{key: round(value, 3) for key, value in flag_quality(flagged, flipped).items()},
             "SVC() on the kept rows": svc_on(~flagged),
         })
@@ -130,11 +126,12 @@ def one_seed(seed: int, n: int) -> tuple[list[dict], list[dict]]:
         defaults = SubquantileKernelClassifier().fit(X, y)
         cleanlab = CleanLearning(SVC(probability=True), seed=seed).fit(X, y)
     ours = ~defaults.inlier_mask_
+    svc_on_ours = svc_on(~ours)
     flag_rows.append({
         "seed": seed, "probabilities": "SubquantileKernelClassifier() (its own flags)",
         "log loss": None,
         **{key: round(value, 3) for key, value in flag_quality(ours, flipped).items()},
-        "SVC() on the kept rows": svc_on(~ours),
+        "SVC() on the kept rows": svc_on_ours,
     })
     cleanlab_kept = np.asarray(cleanlab.get_label_issues()["is_label_issue"]) == 0
     final_rows = [{
@@ -143,7 +140,7 @@ def one_seed(seed: int, n: int) -> tuple[list[dict], list[dict]]:
         "SubquantileKernelClassifier()": float(defaults.score(X_test, y_test)),
         "CleanLearning(SVC())": float(cleanlab.score(X_test, y_test)),
         "eps=0 fit on the defaults' kept rows": defaults_on(~ours),
-        "SVC() on the defaults' kept rows": svc_on(~ours),
+        "SVC() on the defaults' kept rows": svc_on_ours,
         "eps=0 fit on cleanlab's kept rows": defaults_on(cleanlab_kept),
         "SVC() on cleanlab's kept rows": svc_on(cleanlab_kept),
     }]

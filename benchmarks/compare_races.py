@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     seeds = None if args.seeds is None else [int(seed) for seed in args.seeds.split(",")]
     base = read(args.base, seeds)
-    variants, flags = {}, {}
+    variants = {}
     for spec in args.variants:
         name, _, location = spec.partition("=")
         path, _, method = location.partition(":")
@@ -97,11 +97,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         variants[name] = runs[runs["method"] == (method or args.method)]
         if variants[name].empty:
             parser.error(f"variants: {path} has no runs of {method or args.method!r}")
-    for name, frame in [("base", base[base["method"] == args.method]), *variants.items()]:
-        flags[name] = (frame["flag_precision"].median(), frame["flag_recall"].median())
-    for name in base["method"].unique():
-        frame = base[base["method"] == name]
-        flags.setdefault(name, (frame["flag_precision"].median(), frame["flag_recall"].median()))
+    frames = {name: frame for name, frame in base.groupby("method")}
+    frames.update(base=frames.get(args.method, base.iloc[:0]), **variants)
+    flags = {
+        name: (frame["flag_precision"].median(), frame["flag_recall"].median())
+        for name, frame in frames.items()
+    }
     medians, oracle, peers = versions(base, variants, args.method)
     print(f"{len(medians)} cells; seeds {sorted(int(seed) for seed in base['seed'].unique())}")
     for version in ["base", *variants]:
