@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from harness.data import hawkins_like  # noqa: F401  (the tests' Hawkins-like rows)
 
 PAPERS = {"epsilon": 0.1, "alpha": 1.0, "gamma": None, "refine": None, "kernel": "rbf"}
 """The papers' fixed configuration of the Subquantile estimators (the defaults choose instead)."""
@@ -91,14 +92,3 @@ def shared() -> Path:
     return path
 
 
-def hawkins_like(seed: int = 0):
-    """75 rows in 3 dimensions: 10 bad leverage points (far in x, off the plane) and 4 good
-    leverage points (far in x, on the plane), as in Hawkins, Bradu & Kass (1984)."""
-    rng = np.random.RandomState(seed)
-    X = rng.uniform(0, 3.5, size=(75, 3))
-    y = X @ np.array([0.2, 0.1, -0.1]) + 0.5 * rng.normal(size=75)
-    X[:10] = np.array([10.0, 20.0, 30.0]) + rng.normal(scale=1.0, size=(10, 3))
-    y[:10] = 10.0 + rng.normal(scale=0.5, size=10)
-    X[10:14] = np.array([11.0, 21.0, 31.0]) + rng.normal(scale=1.0, size=(4, 3))
-    y[10:14] = X[10:14] @ np.array([0.2, 0.1, -0.1]) + 0.5 * rng.normal(size=4)
-    return X, y

@@ -16,6 +16,7 @@ import pytest
 from conftest import run_cli as run
 from robustkernel.commands import _fit_run as fit_run
 from robustkernel.commands import fit, reproduce
+from robustkernel.commands._layout import decide_layout
 from robustkernel.persistence import load_model
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,10 +131,37 @@ def test_drop_columns_leaves_them_out_and_predict_needs_none_of_them(tmp_path, c
 
 
 @pytest.mark.parametrize(
+    "spelling",
+    [["note", "c", "d"], ["note,c,d"], ["note, c", "d"], ["note,c,", "d"]],
+    ids=["spaces", "commas", "comma-and-space-repeated", "trailing-comma"],
+)
+def test_drop_columns_reads_spaces_commas_and_repeats_alike(spelling):
+    frame = _frame().assign(note="ok", d=0.0)
+    layout = decide_layout(frame, keep={"y"}, drop_columns=spelling)
+    assert layout.dropped == ("note", "c", "d")
+
+
+def test_drop_columns_keeps_a_column_whose_name_holds_a_comma_whole():
+    frame = _frame().assign(**{"height, cm": 1.0, "height": 2.0, "cm": 3.0})
+    assert decide_layout(frame, keep={"y"}, drop_columns=["height, cm"]).dropped == ("height, cm",)
+    both = decide_layout(frame, keep={"y"}, drop_columns=["a,height, cm"]).dropped
+    assert both == ("a", "height", "cm")  # not a column as a whole: split at its commas
+
+
+def test_drop_columns_as_a_comma_list_on_the_command_line(tmp_path, capsys):
+    frame = _frame().assign(note=["ok", "late"] * (N_ROWS // 2))
+    csv = write_r_csv(tmp_path / "train.csv", frame)
+    out, _ = _fit(tmp_path, csv, capsys, "--drop-columns", "note,c", "--quiet")
+    assert list(load_model(out / "model.skops").feature_names_in_) == ["a", "b"]
+
+
+@pytest.mark.parametrize(
     ("extra", "message"),
     [
         (["--drop-columns", "nope"], "--drop-columns: no column 'nope'"),
+        (["--drop-columns", "a,nope"], "--drop-columns: no column 'nope'"),
         (["--drop-columns", "y"], "--drop-columns names 'y'"),
+        (["--drop-columns", "a,y"], "--drop-columns names 'y'"),
     ],
 )
 def test_bad_drop_columns_exit_2_in_one_line(tmp_path, capsys, extra, message):

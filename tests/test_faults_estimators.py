@@ -316,6 +316,29 @@ def test_subq_regression_is_equivariant_in_the_targets(factor, params):
     np.testing.assert_array_equal(scaled.inlier_mask_, base.inlier_mask_)
 
 
+@pytest.mark.parametrize("factor", [1e200, 1e-200])
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"epsilon": 0.1}, {"n_components": 30}, {"epsilon": 0.1, "n_components": 30}],
+    ids=["auto", "given-epsilon", "features", "features-given-epsilon"],
+)
+def test_weighted_subq_regression_is_equivariant_in_the_targets(factor, params):
+    """Row weights and targets beyond 1e154: the weighted fit ranked the rows by their squared
+    residuals in the given units, all inf there (a red team's 1e200 with a given epsilon: 1.3
+    relative away from the scaled fit, other rows kept)."""
+    X, y = _data(80, seed=1)
+    weights = np.random.default_rng(2).uniform(0.5, 2.0, size=y.size)
+    base = SubquantileKernelRegressor(random_state=0, **params)
+    base.fit(X, y, sample_weight=weights)
+    scaled = SubquantileKernelRegressor(random_state=0, **params)
+    scaled.fit(X, y * factor, sample_weight=weights)
+    expected = base.predict(X)
+    np.testing.assert_allclose(
+        scaled.predict(X) / factor, expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max()
+    )
+    np.testing.assert_array_equal(scaled.inlier_mask_, base.inlier_mask_)
+
+
 def test_subq_regression_refuses_targets_of_too_wide_a_range():
     X, y = _data(50)
     y[0] = 1e120

@@ -66,6 +66,26 @@ def test_uniform_weights_of_any_scale_give_the_fit_without_weights(model, scale)
     assert weighted.alpha_ == pytest.approx(plain.alpha_ * scale, rel=1e-9)
 
 
+@pytest.mark.parametrize("classes", [2, 3])
+@pytest.mark.parametrize("loss", ["auto", "log", "hinge"])
+def test_classifier_with_uniform_weights_of_1e_14_gives_the_unweighted_probabilities(
+    classes, loss
+):
+    """Uniform weights of 1e-14 (a red team's: probabilities 0.025 from the unweighted fit):
+    alpha "auto" follows the weight per row, so the fit is the one without weights."""
+    rng = np.random.default_rng(classes)
+    centres = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0]])[:classes]
+    X = np.vstack([centre + rng.normal(size=(30, 2)) for centre in centres])
+    labels = np.repeat(np.arange(classes), 30)
+    labels[rng.choice(labels.size, size=6, replace=False)] = rng.integers(0, classes, size=6)
+    plain = _fit_quietly(SubquantileKernelClassifier(loss=loss), X, labels)
+    weighted = _fit_quietly(
+        SubquantileKernelClassifier(loss=loss), X, labels, sample_weight=np.full(labels.size, 1e-14)
+    )
+    np.testing.assert_allclose(weighted.predict_proba(X), plain.predict_proba(X), atol=1e-6)
+    np.testing.assert_array_equal(weighted.inlier_mask_, plain.inlier_mask_)
+
+
 @pytest.mark.parametrize("model", MODELS, ids=IDS)
 @pytest.mark.parametrize(
     "weights",

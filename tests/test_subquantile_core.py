@@ -312,7 +312,8 @@ def test_line_search_gd_decreases_objective():
         warnings.simplefilter("ignore")
         searched = SubquantileKernelRegressor(**common, line_search=True).fit(X, y)
         fixed = SubquantileKernelRegressor(**common).fit(X, y)
-    assert np.all(np.diff(searched.objective_history_) <= 0)
+    history = searched.objective_history_
+    assert np.all(np.diff(history) <= 1e-12 * np.abs(history[:-1]))
     # longer accepted steps: at least as far down after the same number of iterations
     assert searched.objective_history_[-1] <= fixed.objective_history_[-1]
 

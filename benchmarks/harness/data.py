@@ -348,3 +348,17 @@ def flipped_classification_data(
     flipped = np.zeros(n_train, dtype=bool)
     flipped[bad] = True
     return X[:n_train], y_train, X[n_train:], y[n_train:], flipped
+
+
+def hawkins_like(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """75 rows in 3 dimensions: 10 bad leverage points (rows 0-9: far in x, off the plane) and
+    4 good leverage points (rows 10-13: far in x, on the plane), as in Hawkins, Bradu & Kass
+    (1984) (the tests' and bench_hawkins_seeds.py's generator)."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(0, 3.5, size=(75, 3))
+    y = X @ np.array([0.2, 0.1, -0.1]) + 0.5 * rng.normal(size=75)
+    X[:10] = np.array([10.0, 20.0, 30.0]) + rng.normal(scale=1.0, size=(10, 3))
+    y[:10] = 10.0 + rng.normal(scale=0.5, size=10)
+    X[10:14] = np.array([11.0, 21.0, 31.0]) + rng.normal(scale=1.0, size=(4, 3))
+    y[10:14] = X[10:14] @ np.array([0.2, 0.1, -0.1]) + 0.5 * rng.normal(size=4)
+    return X, y

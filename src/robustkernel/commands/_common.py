@@ -90,7 +90,8 @@ def add_table_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="COLUMN",
         help=(
             "columns to leave out of the features (identifiers, free text, a column whose "
-            "missing values cost many rows); predict then ignores them too"
+            "missing values cost many rows), as 'a b', 'a,b' or the option repeated; predict "
+            "then ignores them too"
         ),
     )
     parser.add_argument(

@@ -127,6 +127,20 @@ class Layout:
         return notes
 
 
+def split_column_lists(names: Collection[str], columns: Collection[object]) -> list[str]:
+    """``names`` as given (``a b``, ``a,b`` or the option repeated) read as column names: a name
+    that is a column of ``columns`` stays whole (a header may hold a comma), any other is split
+    at its commas, the parts stripped of spaces and the empty ones left out."""
+    present = set(columns)
+    split: list[str] = []
+    for name in names:
+        if name in present or "," not in name:
+            split.append(name)
+        else:
+            split.extend(part.strip() for part in name.split(",") if part.strip())
+    return split
+
+
 def decide_layout(
     frame: pd.DataFrame,
     *,
@@ -145,6 +159,7 @@ def decide_layout(
     """
     if index_column not in INDEX_CHOICES:
         raise DataError(f"--index-column must be one of {', '.join(INDEX_CHOICES)}")
+    drop_columns = split_column_lists(drop_columns, frame.columns)
     absent = [name for name in drop_columns if name not in frame.columns]
     if absent:
         raise DataError(

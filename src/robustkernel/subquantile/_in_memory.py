@@ -578,6 +578,7 @@ class InMemoryFit(HighBreakdownRoute, SubsampleRoute, LabelNoiseRoute):
             loss=self._loss_name(problem),
             calibration=self._calibration(stage),
             noise_transition=stage.transition,
+            scaled_losses=losses,
         )
 
     def _loss_name(self, problem: Problem | FeatureProblem) -> str | None:

@@ -49,3 +49,6 @@ class FitResult:
     noise_transition: np.ndarray | None = None  # forward correction's T[true, given], if used
     n_components: int | None = None  # the features of the fit (None: the exact kernel model)
     evidence: Any = None  # kernel="auto": the second stage's per-row evidence (a DataFrame)
+    # each row's loss with the targets divided by a power of two (the in-memory fit's units):
+    # the order of ``outlier_scores``, which overflow to inf beyond |y| ~ 1e154; None: as those
+    scaled_losses: np.ndarray | None = None

@@ -102,6 +102,7 @@ def _fit_distinct_rows(
         settings, task, _safe_indexing(X, first), y[first], check_memory, unique.weights, X
     )
     kept = spread_kept_weight(unique, result.row_weights, sample_weight)
+    losses = result.scaled_losses
     evidence = None
     if result.evidence is not None:  # each given row takes its distinct row's evidence
         evidence = {name: column[unique.inverse] for name, column in result.evidence.items()}
@@ -111,6 +112,7 @@ def _fit_distinct_rows(
         result,
         inlier_mask=kept > 0,
         outlier_scores=result.outlier_scores[unique.inverse],
+        scaled_losses=None if losses is None else losses[unique.inverse],
         row_weights=kept,
         evidence=evidence,
     )
@@ -227,7 +229,10 @@ def _kept_by_start(
     majority = _majority_row(weights)
     if epsilon is None:
         return np.where(chosen.inlier_mask | majority, weights, 0.0)
-    order = np.lexsort((chosen.outlier_scores, ~chosen.inlier_mask, ~majority))
+    # by the losses that cannot overflow: the squared residuals of targets beyond 1e154, in
+    # the given units, are all inf and would tie
+    losses = chosen.outlier_scores if chosen.scaled_losses is None else chosen.scaled_losses
+    order = np.lexsort((losses, ~chosen.inlier_mask, ~majority))
     rank = np.empty(weights.size)
     rank[order] = np.arange(weights.size)
     return weighted_subquantile(rank, epsilon, weights)
