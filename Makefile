@@ -12,7 +12,7 @@ OLDEST_TESTS := tests/test_subquantile_estimators.py tests/test_baselines.py tes
 	tests/test_metric_kernel_ridge.py tests/test_hinge_classifier.py
 ONE_THREAD := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
-.PHONY: venv demo test test-slow docs docs-check lint wheel-check test-oldest bench bench-peers bench-robust reproduce clean
+.PHONY: venv demo test test-slow docs docs-check lint wheel-check test-oldest bench bench-peers bench-robust scorecard scorecard-quick r-robustbase reproduce clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -99,6 +99,24 @@ bench-robust: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
 	$(BIN)/python benchmarks/bench_robust.py --data-home ../shared/datasets
 	$(BIN)/python benchmarks/bench_outliers.py
+
+# R's robustbase (ltsReg, lmrob) for the benchmarks that put it beside the library: Debian's
+# packages, installed where Rscript or robustbase is missing (the benchmarks skip R with a note
+# where this fails, e.g. without root).
+r-robustbase:
+	@Rscript -e 'quit(status = !requireNamespace("robustbase", quietly = TRUE))' 2> /dev/null \
+		|| apt-get install -y -q r-base-core r-cran-robustbase > /dev/null \
+		|| { apt-get update -q > /dev/null && apt-get install -y -q r-base-core r-cran-robustbase > /dev/null; } \
+		|| echo "R's robustbase could not be installed: the scorecard leaves ltsReg and lmrob out"
+
+# The scorecard of the automatic regression fit (benchmarks/scorecard.py): every target met or
+# missed and the diff against benchmarks/scorecard_baseline.json; runs cached in
+# benchmarks/.cache/scorecard/, so a rerun fits only what changed.
+scorecard: $(STAMP) r-robustbase
+	$(BIN)/python benchmarks/scorecard.py
+
+scorecard-quick: $(STAMP) r-robustbase
+	$(BIN)/python benchmarks/scorecard.py --quick
 
 reproduce: $(STAMP)
 	$(BIN)/robustkernel reproduce all --n-jobs -1

@@ -20,9 +20,11 @@ def load_benchmark(name: str):
     """The module ``benchmarks/<name>.py``, imported from its file (its own ``harness``
     imports need ``benchmarks`` on the path: pytest's ``pythonpath`` setting has it)."""
     import importlib.util
+    import sys
 
     spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses of a module with postponed annotations look it up
     spec.loader.exec_module(module)
     return module
 

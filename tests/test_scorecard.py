@@ -1,0 +1,134 @@
+"""benchmarks/scorecard.py and its planted grid (harness.planted): the data as defined, the
+scores, the targets and the baseline diff against hand computations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from harness import planted
+from harness.planted import CLEAN, Cell, generate
+
+from conftest import load_benchmark
+
+scorecard = load_benchmark("scorecard")
+
+
+def test_the_grid_has_126_cells_and_the_quick_grid_33():
+    assert len(planted.cells()) == 3 * 2 * (1 + 5 * 4) == 126
+    quick = planted.cells(scorecard.QUICK["sizes"], scorecard.QUICK["epsilons"])
+    assert len(quick) == 3 * (1 + 5 * 2) == 33
+
+
+@pytest.mark.parametrize("attack", planted.ATTACKS)
+@pytest.mark.parametrize("truth", list(planted.TRUTHS))
+def test_each_attack_moves_floor_eps_n_rows_and_leaves_the_others_as_the_clean_cell(attack, truth):
+    clean = generate(Cell(truth, CLEAN, 0.0, 200), seed=1)
+    data = generate(Cell(truth, attack, 0.3, 200), seed=1)
+    assert data.bad.sum() == 60 and not clean.bad.any()
+    np.testing.assert_array_equal(data.X[~data.bad], clean.X[~data.bad])
+    np.testing.assert_array_equal(data.y[~data.bad], clean.y[~data.bad])
+    np.testing.assert_array_equal(data.f_test, clean.f_test)
+    # far: the moved rows more than 3 noise sd from the truth, where x did not move (the
+    # clean cell's targets minus its noise: the truth there)
+    same_x = data.bad & np.all(data.X == clean.X, axis=1)
+    residual = data.y[same_x] - clean.y[same_x]  # the move, plus the clean row's noise
+    noise = clean.y[same_x] - planted._truth(truth, 1)(clean.X[same_x])
+    far = np.abs(residual + noise) > 3 * data.noise_sd
+    np.testing.assert_array_equal(data.far[same_x], far)
+
+
+def test_the_papers_cubic_is_the_near_deterministic_truth():
+    data = generate(Cell("near_deterministic", CLEAN, 0.0, 1000), seed=0)
+    noise = data.y - (data.X[:, 0] ** 3 - 2 * data.X[:, 0])
+    assert abs(np.std(noise) - 0.05) < 0.005
+    np.testing.assert_allclose(data.f_test, data.X_test[:, 0] ** 3 - 2 * data.X_test[:, 0])
+
+
+def test_the_coherent_shift_moves_half_of_a_region_by_three_sd_and_keeps_the_rest():
+    clean = generate(Cell("smooth", CLEAN, 0.0, 1000), seed=0)
+    data = generate(Cell("smooth", "coherent_shift", 0.2, 1000), seed=0)
+    moved = data.y[data.bad] - clean.y[data.bad]
+    np.testing.assert_allclose(moved, 3.0 * np.std(clean.y), rtol=1e-12)
+    # the region: the 400 rows nearest to one row; 200 of them moved, so correct rows remain
+    # among the moved rows' nearest neighbours
+    distances = np.linalg.norm(data.X[:, None, :] - data.X[None, data.bad, :], axis=2)
+    nearest_clean = distances[~data.bad].min(axis=0)
+    nearest_moved = np.sort(distances[data.bad], axis=0)[1]
+    assert np.median(nearest_clean) < 2 * np.median(nearest_moved)
+
+
+def test_score_against_hand_counts():
+    data = generate(Cell("linear", "vertical", 0.1, 200), seed=0)
+    flags = data.bad.copy()
+    flags[np.flatnonzero(~data.bad)[:5]] = True  # 5 false flags
+    far = int(data.far.sum())
+    row = scorecard.score(data, data.f_test + 0.5, flags)
+    assert row["rmse"] == pytest.approx(0.5, rel=1e-12)
+    assert row["recall"] == pytest.approx(1.0) and far > 0
+    assert row["precision"] == pytest.approx(20 / 25) and row["flagged"] == pytest.approx(25 / 200)
+
+
+def _runs(ratio_of_defaults: dict) -> pd.DataFrame:
+    rows = []
+    for (truth, attack, eps), ratio in ratio_of_defaults.items():
+        for seed in range(3):
+            key = {"truth": truth, "attack": attack, "eps": eps, "n": 200, "seed": seed}
+            rows.append(
+                {
+                    "method": "oracle",
+                    **key,
+                    "rmse": 1.0,
+                    "recall": np.nan,
+                    "flagged": np.nan,
+                    "error": None,
+                }
+            )
+            rows.append(
+                {
+                    "method": "defaults",
+                    **key,
+                    "rmse": ratio,
+                    "recall": 1.0,
+                    "flagged": 0.0 if eps == 0 else eps,
+                    "error": None,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_the_targets_name_the_families_that_miss():
+    runs = _runs(
+        {
+            ("linear", CLEAN, 0.0): 1.0,
+            ("linear", "vertical", 0.2): 1.2,
+            ("smooth", "vertical", 0.2): 1.05,
+            ("smooth", "vertical", 0.4): 1.2,
+        }
+    )
+    targets = scorecard.planted_targets(runs)
+    low = next(t for t in targets if "(0, 0.3]" in t.name)
+    high = next(t for t in targets if "(0.35, 0.45]" in t.name)
+    assert not low.met and low.worst == pytest.approx(1.2) and "linear/vertical/0.2" in low.where
+    assert "smooth" not in low.where
+    assert high.met and high.worst == pytest.approx(1.2)
+
+
+def test_the_diff_shows_the_cells_that_moved_by_more_than_five_percent_either_way():
+    before = {
+        "a": {"ratio": 1.00, "recall": 1.0},
+        "b": {"ratio": 2.0, "recall": 0.5},
+        "c": {"ratio": 1.0, "recall": None},
+    }
+    now = {
+        "a": {"ratio": 1.04, "recall": 1.0},
+        "b": {"ratio": 1.8, "recall": 0.6},
+        "c": {"ratio": 1.2, "recall": 0.9},
+    }
+    moved = scorecard.diff(now, before)
+    assert set(zip(moved["cell"], moved["score"], strict=True)) == {
+        ("b", "ratio"),
+        ("b", "recall"),
+        ("c", "ratio"),
+    }
+    assert list(moved.loc[moved["score"] == "ratio", "change"]) == ["-10.0%", "+20.0%"]
