@@ -882,6 +882,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-cache", action="store_true", help="recompute every result")
     parser.add_argument("--out", type=Path, default=None, help=f"default: {DEFAULT_OUT}")
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument(
+        "--json", type=Path, default=None, help="also write every table's results (the scorecard)"
+    )
     args = parser.parse_args(argv)
     names = args.tables or [name for name in TABLES if args.all or name not in SLOW_TABLES]
     if args.quick:
@@ -970,6 +973,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     print()
     print(body)
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(args.json, json.dumps({"results": results, "r_version": version}))
     if out is not None and not args.no_write:
         out.parent.mkdir(parents=True, exist_ok=True)
         replace_markdown_section(out, SECTION, body)

@@ -13,6 +13,12 @@ TERM (``robustkernel.baselines``), and R's ltsReg and lmrob on the linear truth 
 rows, the flags' recall of the moved rows that lie more than 3 noise sd from the truth, their
 precision, the share flagged.
 
+Its second part is the real tables of ``bench_real_tables.py`` (run as its own process, with its
+own cache; ``--quick``: its smoke test of three tables), with the restated targets: median share
+flagged <= max(lmrob's + 1 point, 2%); tables above 5% flagged <= lmrob's count + 2; the
+defaults' CV RMSE over KernelRidge + GridSearchCV's <= 1.05 on the median table, <= 1.5 on every
+table from 100 rows on and <= 2 below.
+
 Every run is cached (``benchmarks/.cache/scorecard/``, one file per method, cell and seed, under
 a fingerprint of the code it depends on: the library's source for the library's methods), so a
 rerun fits only what changed. Run on a quiet machine, one BLAS thread per process::
@@ -42,6 +48,9 @@ for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import hashlib  # noqa: E402
 import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from collections.abc import Callable, Sequence  # noqa: E402
@@ -404,16 +413,25 @@ def family_table(runs: pd.DataFrame) -> pd.DataFrame:
     return table.reset_index()
 
 
-def baseline_medians(runs: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """The defaults' median RMSE ratio and recall per cell, keyed by the cell's name."""
+def baseline_medians(
+    runs: pd.DataFrame, tables: pd.DataFrame | None = None
+) -> dict[str, dict[str, float]]:
+    """The defaults' median RMSE ratio and recall per cell, keyed by the cell's name; and per
+    real table (:func:`real_table_frame`) its CV RMSE ratio and share flagged."""
     ratios = ratio_to_oracle(runs)
     cells = ratios.groupby(["truth", "attack", "eps", "n"]).agg(
         ratio=("ratio", "median"), recall=("recall", "median")
     )
-    return {
+    medians = {
         f"{t}/{a}/{e:g}/{n}": {k: (None if pd.isna(v) else float(v)) for k, v in row.items()}
         for (t, a, e, n), row in cells.iterrows()
     }
+    if tables is not None and not tables.empty:
+        for name, ratio, share in zip(
+            tables["table"], tables["ratio"], tables["ours flagged"], strict=True
+        ):
+            medians[f"table/{name}"] = {"ratio": float(ratio), "flagged": float(share)}
+    return medians
 
 
 def diff(now: dict, before: dict, moved: float = MOVED) -> pd.DataFrame:
@@ -421,7 +439,7 @@ def diff(now: dict, before: dict, moved: float = MOVED) -> pd.DataFrame:
     way, between a baseline and now."""
     lines = []
     for cell in sorted(set(now) & set(before)):
-        for score_name in ("ratio", "recall"):
+        for score_name in ("ratio", "recall", "flagged"):
             a, b = before[cell].get(score_name), now[cell].get(score_name)
             if a is None or b is None:
                 continue
@@ -439,7 +457,87 @@ def diff(now: dict, before: dict, moved: float = MOVED) -> pd.DataFrame:
     return pd.DataFrame(lines, columns=["cell", "score", "baseline", "now", "change"])
 
 
-def report(runs: pd.DataFrame, note: str, quick: bool) -> str:
+def run_real_tables(quick: bool) -> tuple[list[dict], str]:
+    """bench_real_tables.py's results per table (its own process and cache), and a note."""
+    with tempfile.TemporaryDirectory(prefix="scorecard_") as folder:
+        out = Path(folder) / "real_tables.json"
+        command = [sys.executable, str(HERE / "bench_real_tables.py"), "--no-write"]
+        command += ["--json", str(out), *(["--quick"] if quick else [])]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0 or not out.exists():
+            tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            return [], f"bench_real_tables.py failed ({done.returncode}): {tail}"
+        saved = json.loads(out.read_text())
+    return saved["results"], f"real tables: bench_real_tables.py{' --quick' if quick else ''}"
+
+
+def _share(result: dict, method: str) -> float:
+    """A table's share flagged by ``method`` ("ours" or an R method), NaN without a result."""
+    if method == "ours":
+        value = None if result["ours"]["error"] else result["ours"]["flagged_share"]
+    else:
+        value = None if result["r"] is None else result["r"][method]["flagged_share"]
+    return float("nan") if value is None else float(value)
+
+
+def real_table_frame(results: Sequence[dict]) -> pd.DataFrame:
+    """One row per table: n, the shares flagged and the CV RMSE ratio to KernelRidge."""
+    columns = ["table", "n", "ours flagged", "lmrob flagged", "ltsReg flagged", "ratio"]
+    rows = [
+        [
+            r["name"],
+            r["n"],
+            _share(r, "ours"),
+            _share(r, "lmrob"),
+            _share(r, "ltsReg"),
+            r["ours"]["cv_rmse"] / r["krr"]["cv_rmse"],
+        ]
+        for r in results
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def real_table_targets(frame: pd.DataFrame) -> list[Target]:
+    """The restated real-table targets on :func:`real_table_frame`."""
+    if frame.empty:
+        return []
+    ours, lmrob, ratio = frame["ours flagged"], frame["lmrob flagged"], frame["ratio"]
+    bound = max(float(lmrob.median()) + 0.01, 0.02) if lmrob.notna().any() else 0.02
+    high = frame.loc[ours > 0.05, "table"]
+    high_lmrob = int((lmrob > 0.05).sum())
+    over = frame[~(ratio <= np.where(frame["n"] >= 100, 1.5, 2.0))]
+    where = ", ".join(f"{t}: {v:.2f}" for t, v in zip(over["table"], over["ratio"], strict=True))
+    return [
+        Target(
+            "real tables: median share flagged",
+            float(ours.median()),
+            f"<= max(lmrob's + 1 point, 2%) = {bound:.3f}",
+            bool(ours.median() <= bound),
+        ),
+        Target(
+            "real tables: tables above 5% flagged",
+            float(high.size),
+            f"<= lmrob's {high_lmrob} + 2",
+            bool(high.size <= high_lmrob + 2),
+            ", ".join(high),
+        ),
+        Target(
+            "real tables: CV RMSE / KernelRidge + GridSearchCV, median",
+            float(ratio.median()),
+            "<= 1.05",
+            bool(ratio.median() <= 1.05),
+        ),
+        Target(
+            "real tables: CV RMSE / KernelRidge + GridSearchCV, every table",
+            float(ratio.max()),
+            "<= 1.5 (n >= 100), <= 2 (n < 100)",
+            over.empty,
+            where,
+        ),
+    ]
+
+
+def report(runs: pd.DataFrame, tables: pd.DataFrame, note: str, quick: bool) -> str:
     """The scorecard as Markdown."""
     targets = pd.DataFrame(
         [
@@ -450,15 +548,17 @@ def report(runs: pd.DataFrame, note: str, quick: bool) -> str:
                 "met": "met" if t.met else "missed",
                 "where missed": t.where,
             }
-            for t in planted_targets(runs)
+            for t in [*planted_targets(runs), *real_table_targets(tables)]
         ]
     )
     parts = ["# Scorecard" + (" (--quick)" if quick else ""), "", note, "", "## Targets", ""]
     parts += [markdown_table(targets), "", "## The defaults per truth, attack and eps", ""]
     parts += [markdown_table(family_table(runs).round(3)), ""]
+    if not tables.empty:
+        parts += ["## Real tables", "", markdown_table(tables.round(3)), ""]
     if BASELINE.exists():
         saved = json.loads(BASELINE.read_text())
-        moved = diff(baseline_medians(runs), saved["cells"])
+        moved = diff(baseline_medians(runs, tables), saved["cells"])
         parts += [f"## Moved by more than {MOVED:.0%} against the baseline ({saved['label']})", ""]
         parts += [markdown_table(moved) if len(moved) else "No cell moved.", ""]
     errors = runs[runs["error"].notna()]
@@ -482,6 +582,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--label", help="run the methods as '<method>@<label>' (another commit)")
     parser.add_argument("--save-baseline", action="store_true", help="save the diff's reference")
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--no-tables", action="store_true", help="leave the real tables out")
     args = parser.parse_args(argv)
     clock = RunClock()
     if args.quick:
@@ -506,16 +607,21 @@ def main(argv: list[str] | None = None) -> int:
         found = [json.loads(f.read_text()) for f in files if f.exists()]
         if found:
             runs = pd.concat([runs, pd.DataFrame(found)], ignore_index=True)
+    tables, tables_note = pd.DataFrame(), "real tables left out (--no-tables)"
+    if not args.no_tables:
+        results, tables_note = run_real_tables(args.quick)
+        tables = real_table_frame(results)
     note = (
         f"Command: `python benchmarks/scorecard.py{' --quick' if args.quick else ''}` "
         f"({cpu_description()}, one BLAS thread per process, {args.jobs} processes). "
-        f"{len(cells)} cells x {len(seeds)} seeds. {clock.note()} {r_note}"
+        f"{len(cells)} cells x {len(seeds)} seeds; {tables_note}. {clock.note()} {r_note}"
     )
-    text = report(runs, note, args.quick)
+    text = report(runs, tables, note, args.quick)
     print(text)
     if args.save_baseline:
         label = f"{robustkernel.__version__}, {time.strftime('%Y-%m-%d')}"
-        BASELINE.write_text(json.dumps({"label": label, "cells": baseline_medians(runs)}, indent=1))
+        cells_now = baseline_medians(runs, tables)
+        BASELINE.write_text(json.dumps({"label": label, "cells": cells_now}, indent=1))
     if not args.no_write:
         RESULTS.mkdir(exist_ok=True)
         (RESULTS / ("scorecard-quick.md" if args.quick else "scorecard.md")).write_text(text)

@@ -132,3 +132,22 @@ def test_the_diff_shows_the_cells_that_moved_by_more_than_five_percent_either_wa
         ("c", "ratio"),
     }
     assert list(moved.loc[moved["score"] == "ratio", "change"]) == ["-10.0%", "+20.0%"]
+
+
+def test_the_real_table_targets_against_hand_counts():
+    frame = pd.DataFrame(
+        {
+            "table": ["a", "b", "c", "d", "e"],
+            "n": [50, 150, 300, 80, 1000],
+            "ours flagged": [0.0, 0.06, 0.07, 0.01, 0.0],
+            "lmrob flagged": [0.0, 0.0, 0.06, 0.0, 0.0],
+            "ltsReg flagged": [0.1, 0.1, 0.1, 0.1, 0.1],
+            "ratio": [1.9, 1.6, 1.0, 1.02, 0.98],
+        }
+    )
+    median, high, median_ratio, every = scorecard.real_table_targets(frame)
+    assert median.worst == pytest.approx(0.01) and median.met  # bound max(0 + 0.01, 0.02)
+    assert high.worst == 2 and high.met and high.where == "b, c"  # lmrob's 1 + 2 = 3
+    assert median_ratio.worst == pytest.approx(1.02) and median_ratio.met
+    # b: 1.6 at 150 rows misses 1.5; a: 1.9 at 50 rows is within 2
+    assert not every.met and every.where == "b: 1.60"
