@@ -26,6 +26,7 @@ import os
 for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
+import json  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
@@ -91,9 +92,8 @@ def lmrob_share(X: np.ndarray, y: np.ndarray) -> float | None:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the benchmark (see the module docstring)."""
-    parser = rows_and_seeds_parser(
-        __doc__.splitlines()[0], 1000, 3, HERE.parent / "BENCHMARKS.md"
-    )
+    parser = rows_and_seeds_parser(__doc__.splitlines()[0], 1000, 3, HERE.parent / "BENCHMARKS.md")
+    parser.add_argument("--json", type=Path, help="also write the per-seed rows (the scorecard)")
     args = parser.parse_args(argv)
     clock = RunClock()
     rows = []
@@ -142,6 +142,8 @@ def main(argv: list[str] | None = None) -> None:
         + "\n"
     )
     print(body)
+    if args.json is not None:
+        args.json.write_text(json.dumps({"rows": rows}))
     if not args.no_write:
         replace_markdown_section(args.out, SECTION, body)
         print(f"wrote the section {SECTION[3:]!r} of {args.out}")

@@ -457,18 +457,87 @@ def diff(now: dict, before: dict, moved: float = MOVED) -> pd.DataFrame:
     return pd.DataFrame(lines, columns=["cell", "score", "baseline", "now", "change"])
 
 
-def run_real_tables(quick: bool) -> tuple[list[dict], str]:
-    """bench_real_tables.py's results per table (its own process and cache), and a note."""
+@dataclass(frozen=True)
+class Part:
+    """A benchmark script whose figures the scorecard reads: run as its own process (with its own
+    cache, where it has one) with ``--no-write --json FILE`` and these arguments."""
+
+    script: str
+    full: tuple[str, ...]
+    quick: tuple[str, ...]
+
+    def command(self, quick: bool) -> str:
+        """The command line, as the report shows it."""
+        return " ".join(
+            ["python", f"benchmarks/{self.script}", *(self.quick if quick else self.full)]
+        )
+
+
+PARTS = {
+    "real tables": Part("bench_real_tables.py", (), ("--quick",)),
+    "evidence": Part(
+        "bench_evidence.py", ("--rows", "1000", "--seeds", "10"), ("--rows", "400", "--seeds", "3")
+    ),
+}
+
+
+def run_part(name: str, quick: bool) -> tuple[dict | None, str]:
+    """The JSON of one part's script, or None and why not; and the command that gave it."""
+    part = PARTS[name]
     with tempfile.TemporaryDirectory(prefix="scorecard_") as folder:
-        out = Path(folder) / "real_tables.json"
-        command = [sys.executable, str(HERE / "bench_real_tables.py"), "--no-write"]
-        command += ["--json", str(out), *(["--quick"] if quick else [])]
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        out = Path(folder) / "part.json"
+        arguments = part.quick if quick else part.full
+        command = [sys.executable, str(HERE / part.script), *arguments, "--no-write"]
+        done = subprocess.run([*command, "--json", str(out)], capture_output=True, text=True)
         if done.returncode != 0 or not out.exists():
             tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            return [], f"bench_real_tables.py failed ({done.returncode}): {tail}"
-        saved = json.loads(out.read_text())
-    return saved["results"], f"real tables: bench_real_tables.py{' --quick' if quick else ''}"
+            return None, f"{name}: `{part.command(quick)}` failed ({done.returncode}): {tail}"
+        return json.loads(out.read_text()), f"{name}: `{part.command(quick)}`"
+
+
+EVIDENCE_LEVELS = (0.01, 0.05)
+
+
+def evidence_targets(rows: Sequence[dict]) -> list[Target]:
+    """The p-values' calibration on clean rows (share below q within [q / 2, 3 q / 2], median
+    over seeds, per noise), the clean Gaussian rows flagged (<= 1%) and the Student-t(3) rows
+    flagged (<= 2x lmrob's)."""
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return []
+    medians = frame.groupby("noise").median(numeric_only=True)
+    targets = []
+    for q in EVIDENCE_LEVELS:
+        share = medians[f"share p < {q}"]
+        outside = share[(share < 0.5 * q) | (share > 1.5 * q)]
+        worst = float(share.iloc[int(np.argmax(np.abs(share.to_numpy() - q)))])
+        targets.append(
+            Target(
+                f"evidence: share of clean rows with p < {q}, median per noise",
+                worst,
+                f"in [{0.5 * q:g}, {1.5 * q:g}]",
+                outside.empty,
+                ", ".join(f"{k}: {v:.4f}" for k, v in outside.items()),
+            )
+        )
+    if "gaussian" in medians.index:
+        flagged = float(medians.loc["gaussian", "flagged"])
+        targets.append(
+            Target(
+                "evidence: clean Gaussian rows flagged, median", flagged, "<= 0.01", flagged <= 0.01
+            )
+        )
+    if "t3" in medians.index and pd.notna(medians.loc["t3", "lmrob flagged"]):
+        flagged, lmrob = (float(medians.loc["t3", c]) for c in ("flagged", "lmrob flagged"))
+        targets.append(
+            Target(
+                "evidence: clean t(3) rows flagged, median",
+                flagged,
+                f"<= 2 x lmrob's {lmrob:.4f}",
+                flagged <= 2 * lmrob,
+            )
+        )
+    return targets
 
 
 def _share(result: dict, method: str) -> float:
@@ -537,7 +606,9 @@ def real_table_targets(frame: pd.DataFrame) -> list[Target]:
     ]
 
 
-def report(runs: pd.DataFrame, tables: pd.DataFrame, note: str, quick: bool) -> str:
+def report(
+    runs: pd.DataFrame, tables: pd.DataFrame, parts: list[Target], note: str, quick: bool
+) -> str:
     """The scorecard as Markdown."""
     targets = pd.DataFrame(
         [
@@ -548,7 +619,7 @@ def report(runs: pd.DataFrame, tables: pd.DataFrame, note: str, quick: bool) -> 
                 "met": "met" if t.met else "missed",
                 "where missed": t.where,
             }
-            for t in [*planted_targets(runs), *real_table_targets(tables)]
+            for t in [*planted_targets(runs), *real_table_targets(tables), *parts]
         ]
     )
     parts = ["# Scorecard" + (" (--quick)" if quick else ""), "", note, "", "## Targets", ""]
@@ -582,7 +653,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--label", help="run the methods as '<method>@<label>' (another commit)")
     parser.add_argument("--save-baseline", action="store_true", help="save the diff's reference")
     parser.add_argument("--no-write", action="store_true", help="print only")
-    parser.add_argument("--no-tables", action="store_true", help="leave the real tables out")
+    parser.add_argument("--no-parts", action="store_true", help="the planted grid alone")
     args = parser.parse_args(argv)
     clock = RunClock()
     if args.quick:
@@ -607,16 +678,21 @@ def main(argv: list[str] | None = None) -> int:
         found = [json.loads(f.read_text()) for f in files if f.exists()]
         if found:
             runs = pd.concat([runs, pd.DataFrame(found)], ignore_index=True)
-    tables, tables_note = pd.DataFrame(), "real tables left out (--no-tables)"
-    if not args.no_tables:
-        results, tables_note = run_real_tables(args.quick)
-        tables = real_table_frame(results)
+    tables, parts, notes = pd.DataFrame(), [], []
+    for name in [] if args.no_parts else PARTS:
+        saved, part_note = run_part(name, args.quick)
+        notes.append(part_note)
+        if saved is not None and name == "real tables":
+            tables = real_table_frame(saved["results"])
+        elif saved is not None and name == "evidence":
+            parts += evidence_targets(saved["rows"])
+    tables_note = "; ".join(notes) or "the other parts left out (--no-parts)"
     note = (
         f"Command: `python benchmarks/scorecard.py{' --quick' if args.quick else ''}` "
         f"({cpu_description()}, one BLAS thread per process, {args.jobs} processes). "
         f"{len(cells)} cells x {len(seeds)} seeds; {tables_note}. {clock.note()} {r_note}"
     )
-    text = report(runs, tables, note, args.quick)
+    text = report(runs, tables, parts, note, args.quick)
     print(text)
     if args.save_baseline:
         label = f"{robustkernel.__version__}, {time.strftime('%Y-%m-%d')}"

@@ -151,3 +151,28 @@ def test_the_real_table_targets_against_hand_counts():
     assert median_ratio.worst == pytest.approx(1.02) and median_ratio.met
     # b: 1.6 at 150 rows misses 1.5; a: 1.9 at 50 rows is within 2
     assert not every.met and every.where == "b: 1.60"
+
+
+def test_the_evidence_targets_against_hand_medians():
+    rows = [
+        {
+            "noise": noise,
+            "seed": seed,
+            "share p < 0.01": p01,
+            "share p < 0.05": p05,
+            "flagged": flagged,
+            "lmrob flagged": lmrob,
+        }
+        for noise, p01, p05, flagged, lmrob in [
+            ("gaussian", 0.010, 0.050, 0.002, 0.0),
+            ("t3", 0.030, 0.065, 0.030, 0.01),
+            ("heteroscedastic", 0.004, 0.040, 0.004, 0.0),
+        ]
+        for seed in range(3)
+    ]
+    at_01, at_05, gaussian, student = scorecard.evidence_targets(rows)
+    assert not at_01.met and at_01.worst == pytest.approx(0.03)
+    assert at_01.where == "heteroscedastic: 0.0040, t3: 0.0300"
+    assert at_05.met and at_05.worst == pytest.approx(0.065)
+    assert gaussian.met and gaussian.worst == pytest.approx(0.002)
+    assert not student.met and student.bound == "<= 2 x lmrob's 0.0100"
