@@ -15,19 +15,23 @@ estimator; the default refine="auto" at a given epsilon is the same fit). Every 
 with one BLAS thread in this process; each time is the median of ``--repeats`` fits; the table
 also gives the process CPU time of the fits and the test metric on clean rows.
 
-    python benchmarks/bench_fit_time.py [--n 2000] [--repeats 3] [--no-write]
+    python benchmarks/bench_fit_time.py [--n 2000 ...] [--repeats 3] [--no-write] [--json FILE]
 
 prints the table and writes it into BENCHMARKS.md (section "Fit time of the automatic
-configuration (bench_fit_time.py)"). Run it alone: no other job on the machine.
+configuration (bench_fit_time.py)"); several ``--n`` give the regression rows at each (the cost
+curve); ``--json`` also writes the rows unrounded as JSON (the scorecard). Run it alone: no
+other job on the machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -82,10 +86,29 @@ def rows_for(
     metric_name: str,
     reference: str,
     repeats: int,
+    raw: list[dict] | None = None,
 ) -> list[dict]:
+    """The table's rows; ``raw`` (if given) gets the same unrounded, with the metric a number."""
     X, y, X_test, y_test = data
     results = {name: timed(make, X, y, repeats) for name, make in methods.items()}
     base = results[reference][0]
+    if raw is not None:
+        raw.extend(
+            {
+                "problem": problem,
+                "task": problem.split(",")[0],
+                "n": int(X.shape[0]),
+                "method": name,
+                "fit s (median)": wall,
+                "CPU s": cpu,
+                "fit-time ratio": wall / base,
+                "ratio to": reference,
+                "metric": metric_name,
+                "test metric": float(metric(model.predict(X_test), y_test)),
+                "repeats": repeats,
+            }
+            for name, (wall, cpu, model) in results.items()
+        )
     return [
         {
             "problem": problem,
@@ -102,34 +125,43 @@ def rows_for(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=2000, help="regression training rows")
+    parser.add_argument(
+        "--n", type=int, nargs="+", default=[2000], help="regression training rows (one or more)"
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-write", action="store_true", help="do not update BENCHMARKS.md")
+    parser.add_argument(
+        "--json", type=Path, default=None, help="also write the rows, unrounded (the scorecard)"
+    )
     args = parser.parse_args(argv)
+    raw: list[dict] = []
+    regression: list[dict] = []
     load_before = os.getloadavg()
     start = time.perf_counter()
     with threadpool_limits(1):
-        data = regression_data(args.n)
-        X = data[0]
-        grid = {"alpha": list(ALPHAS), "gamma": gamma_grid(X)}
-        folds = KFold(CV_FOLDS, shuffle=True, random_state=0)
-        regression = rows_for(
-            f"regression, generated, n = {args.n}, 20% labels",
-            {
-                "SubquantileKernelRegressor()": SubquantileKernelRegressor,
-                'SubquantileKernelRegressor(kernel="rbf")': lambda: SubquantileKernelRegressor(
-                    kernel="rbf"
-                ),
-                "KernelRidge + GridSearchCV (77 x 5 fits)": lambda: GridSearchCV(
-                    KernelRidge(kernel="rbf"), grid, cv=folds
-                ),
-            },
-            data,
-            lambda p, t: np.sqrt(np.mean((p - t) ** 2)),
-            "RMSE",
-            "KernelRidge + GridSearchCV (77 x 5 fits)",
-            args.repeats,
-        )
+        for n in args.n:
+            data = regression_data(n)
+            X = data[0]
+            grid = {"alpha": list(ALPHAS), "gamma": gamma_grid(X)}
+            folds = KFold(CV_FOLDS, shuffle=True, random_state=0)
+            regression += rows_for(
+                f"regression, generated, n = {n}, 20% labels",
+                {
+                    "SubquantileKernelRegressor()": SubquantileKernelRegressor,
+                    'SubquantileKernelRegressor(kernel="rbf")': lambda: SubquantileKernelRegressor(
+                        kernel="rbf"
+                    ),
+                    "KernelRidge + GridSearchCV (77 x 5 fits)": lambda grid=grid, folds=folds: (
+                        GridSearchCV(KernelRidge(kernel="rbf"), grid, cv=folds)
+                    ),
+                },
+                data,
+                lambda p, t: np.sqrt(np.mean((p - t) ** 2)),
+                "RMSE",
+                "KernelRidge + GridSearchCV (77 x 5 fits)",
+                args.repeats,
+                raw,
+            )
         digits = digits_data()
         scale = 1.0 / (digits[0].shape[1] * digits[0].var())  # SVC's gamma="scale"
         given = {"epsilon": 0.2, "alpha": 0.1, "gamma": scale}
@@ -156,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             "accuracy",
             "SVC()",
             args.repeats,
+            raw,
         )
     write_section(
         SECTION,
@@ -167,6 +200,9 @@ def main(argv: list[str] | None = None) -> int:
         pd.DataFrame(regression + classification),
         args.no_write,
     )
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"rows": raw}))
     return 0
 
 

@@ -87,12 +87,15 @@ each (threadpoolctl).
         [--features 1 5 10] [--sizes 200 1000 5000] [--attacks vertical shifted cluster]
         [--eps 0 0.1 0.2 0.3 0.4] [--seeds 5] [--methods subq mapie_split ...] [--meta]
         [--data-home ../shared/datasets] [--n-jobs 1] [--cache-dir DIR] [--out FILE.md]
-        [--csv FILE.csv] [--write]
+        [--csv FILE.csv] [--write | --no-write] [--json FILE.json]
 
 prints the report, writes it to ``--out`` (default ``benchmarks/results/bench_intervals.md``),
 every run (one row per run and coverage) to ``--csv`` (default
 ``benchmarks/results/bench_intervals.csv``) and, with ``--write``, replaces the section
-"Prediction intervals under contamination (bench_intervals.py)" of BENCHMARKS.md.
+"Prediction intervals under contamination (bench_intervals.py)" of BENCHMARKS.md;
+``--no-write`` prints only (no ``--out``, no ``--csv``; the run cache is still used).
+``--json`` also writes every run's row (the CSV's columns plus the cell's n and the oracle's
+coverage, NaN as null) and the cell medians as JSON, for the scorecard.
 
 Cost (``--cost``, a separate mode; run it alone on a quiet machine): for n in ``--cost-sizes``
 (default 400 2000 20000) generated homoscedastic training rows, p = 8, 20% ``vertical``, the
@@ -104,7 +107,8 @@ calibration and inside ``robustkernel.subquantile.internal_fits()`` (without), a
 ratios fit with / without and predict_interval / predict.
 Writes ``--out`` (default ``benchmarks/results/bench_intervals_cost.md``), ``--csv`` (default
 ``benchmarks/results/bench_intervals_cost.csv``) and, with ``--write``, the section "Prediction
-intervals: cost of the calibration (bench_intervals.py --cost)" of BENCHMARKS.md.
+intervals: cost of the calibration (bench_intervals.py --cost)" of BENCHMARKS.md (``--no-write``
+and ``--json``: as above, the table's rows).
 """
 
 from __future__ import annotations
@@ -931,11 +935,21 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--write", action="store_true", help="replace the section of --benchmarks-md"
     )
+    parser.add_argument(
+        "--no-write",
+        action="store_true",
+        help="print only: neither --out, --csv nor BENCHMARKS.md",
+    )
+    parser.add_argument(
+        "--json", type=Path, default=None, help="also write every run's row (the scorecard)"
+    )
     parser.add_argument("--benchmarks-md", type=Path, default=ROOT / "BENCHMARKS.md")
     parser.add_argument("--cost", action="store_true", help="the cost mode (see the docstring)")
     parser.add_argument("--cost-sizes", nargs="+", type=int, default=list(COST_SIZES))
     parser.add_argument("--repeats", type=int, default=3, help="cost mode: runs per timing")
     args = parser.parse_args(argv)
+    if args.write and args.no_write:
+        parser.error("--write and --no-write exclude each other")
     if args.seeds < 1 or args.repeats < 1 or args.test_rows < 1 or args.n_jobs == 0:
         parser.error("need --seeds, --repeats, --test-rows >= 1 and --n-jobs != 0")
     if any(not 0.0 <= e < 0.5 for e in args.eps):
@@ -979,8 +993,10 @@ def _machine(extra: str) -> str:
 
 def _publish(body: str, section: str, out: Path, csv: Path, frame: pd.DataFrame, args) -> None:
     """Print the report, write it to ``out``, the runs to ``csv`` and, with ``--write``, the
-    section of BENCHMARKS.md."""
+    section of BENCHMARKS.md (with ``--no-write``: print only)."""
     print(body)
+    if args.no_write:
+        return
     for path in (out, csv):
         path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(csv, frame.to_csv(index=False))
@@ -1120,7 +1136,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines.append("")
     body = "\n".join(lines).rstrip("\n") + "\n"
     _publish(body, SECTION, out, csv, runs.reindex(columns=columns), args)
+    if args.json is not None:
+        write_json(args.json, json_rows(runs.reindex(columns=columns)), medians)
     return 0
+
+
+def json_rows(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs for ``--json``: with ``n`` (the cell's training rows, corrupted included; the
+    oracle's ``n_train`` counts only its clean rows) and ``oracle_coverage`` (the oracle's test
+    coverage in the same cell and seed at the same nominal coverage)."""
+    on = ["data", "attack", "eps", "seed", "coverage_nominal"]
+    oracle = runs.loc[runs["method"] == ORACLE, [*on, "coverage"]]
+    runs = runs.merge(oracle.rename(columns={"coverage": "oracle_coverage"}), on=on, how="left")
+    is_oracle = runs["method"] == ORACLE
+    runs.insert(5, "n", runs["n_train"] + is_oracle * runs["n_corrupted"])
+    return runs
+
+
+def write_json(path: Path, rows: pd.DataFrame, medians: pd.DataFrame | None = None) -> None:
+    """``{"rows": [...]}`` (and ``"medians"``), NaN as null, numpy scalars as plain numbers."""
+    payload = {"rows": json.loads(rows.to_json(orient="records", double_precision=15))}
+    if medians is not None:
+        payload["medians"] = json.loads(medians.to_json(orient="records", double_precision=15))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, json.dumps(payload, allow_nan=False))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1236,6 +1275,8 @@ def cost_main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     ]
     body = "\n".join(lines).rstrip("\n") + "\n"
     _publish(body, COST_SECTION, out, csv, frame, args)
+    if args.json is not None:
+        write_json(args.json, frame)
     return 0
 
 

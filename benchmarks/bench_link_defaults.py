@@ -16,10 +16,10 @@ Data (seeds 0 .. ``--seeds`` - 1, ``--rows`` training rows, 2000 test rows, x ~ 
 and in each a random 25% of the training targets replaced by U(0, 1) draws. One BLAS thread.
 Run on a quiet machine::
 
-    python benchmarks/bench_link_defaults.py [--rows 300] [--seeds 5] [--no-write]
+    python benchmarks/bench_link_defaults.py [--rows 300] [--seeds 5] [--no-write] [--json FILE]
 
 It prints a row per data set and seed and the medians against the target, and writes its section
-of BENCHMARKS.md.
+of BENCHMARKS.md (``--json``: also the per-seed rows as JSON, for the scorecard).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import os
 for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
+import json  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -80,6 +81,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = rows_and_seeds_parser(
         __doc__.splitlines()[0], 300, 5, HERE.parent / "BENCHMARKS.md"
     )
+    parser.add_argument("--json", type=Path, help="also write the per-seed rows (the scorecard)")
     args = parser.parse_args(argv)
     clock = RunClock()
     rows = []
@@ -140,6 +142,8 @@ def main(argv: list[str] | None = None) -> None:
         + "\n"
     )
     print(body)
+    if args.json is not None:
+        args.json.write_text(json.dumps({"rows": rows}))
     if not args.no_write:
         replace_markdown_section(args.out, SECTION, body)
         print(f"wrote the section {SECTION[3:]!r} of {args.out}")

@@ -69,12 +69,14 @@ One BLAS / OpenMP thread (set below, before numpy is imported; R's subprocess in
 Run, on a quiet machine:
 
     python benchmarks/bench_masking.py [--seeds 3] [--sizes 50 100 400 2000] [--large]
-        [--features 2 5 10 20] [--quick] [--no-write] [--out BENCHMARKS.md]
+        [--features 2 5 10 20] [--quick] [--no-write] [--out BENCHMARKS.md] [--json FILE]
 
 prints the tables, writes them into BENCHMARKS.md (section "Masking study (bench_masking.py)")
 and every run to ``benchmarks/results/bench_masking.csv`` (neither with ``--no-write`` nor
 ``--quick``). ``--quick`` is a smoke test of about two minutes: n = 100, p in {2, 5}, one seed.
 ``--n-jobs 2`` runs the Python passes in two processes (the fit times then share the cores).
+``--json FILE`` also writes every run's row (the CSV's columns, NaN as null) and the targets as
+JSON, for the scorecard (with ``--quick`` and ``--no-write`` too).
 """
 
 from __future__ import annotations
@@ -1379,6 +1381,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--csv", type=Path, default=DEFAULT_CSV)
+    parser.add_argument(
+        "--json", type=Path, default=None, help="also write every run's row (the scorecard)"
+    )
     args = parser.parse_args(argv)
     sizes, features, seeds = args.sizes, args.features, args.seeds
     if args.quick:
@@ -1413,6 +1418,20 @@ def main(argv: list[str] | None = None) -> int:
         args.krr_max_rows,
     )
     print(body)
+    if args.json is not None:
+        frame = with_ratios(outcome.frame)
+        targets, _ = targets_table(frame)
+        payload = {
+            # pandas writes NaN as null and numpy scalars as plain numbers
+            "rows": json.loads(frame.to_json(orient="records", double_precision=15)),
+            "targets": targets.to_dict(orient="records"),
+            "default_kernel": default_kernel(),
+            "r_note": outcome.r_note,
+            "r_ran": outcome.r_ran,
+            "cached": outcome.cached,
+        }
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(args.json, json.dumps(payload, allow_nan=False))
     if not (args.no_write or args.quick):
         replace_markdown_section(args.out, SECTION, body)
         args.csv.parent.mkdir(parents=True, exist_ok=True)

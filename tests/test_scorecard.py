@@ -176,3 +176,87 @@ def test_the_evidence_targets_against_hand_medians():
     assert at_05.met and at_05.worst == pytest.approx(0.065)
     assert gaussian.met and gaussian.worst == pytest.approx(0.002)
     assert not student.met and student.bound == "<= 2 x lmrob's 0.0100"
+
+
+def _method_rows(data, method, **scores):
+    return {"data": data, "method": method, "defaults": method == "ours", **scores}
+
+
+def test_the_classic_set_targets_against_hand_means():
+    rows = [
+        _method_rows("a", "ours", recall=1.0, precision=1.0, **{"cv ratio to best": 1.0}),
+        _method_rows("b", "ours", recall=0.8, precision=None, **{"cv ratio to best": 1.3}),
+        _method_rows(
+            "a", "robustbase ltsReg (R)", recall=1.0, precision=0.4, **{"cv ratio to best": 1.05}
+        ),
+        _method_rows(
+            "b", "robustbase ltsReg (R)", recall=1.0, precision=0.5, **{"cv ratio to best": 1.2}
+        ),
+        _method_rows(
+            "a", "robustbase lmrob (R)", recall=1.0, precision=1.0, **{"cv ratio to best": 1.08}
+        ),
+        _method_rows(
+            "b", "robustbase lmrob (R)", recall=1.0, precision=1.0, **{"cv ratio to best": 1.0}
+        ),
+    ]
+    recall, precision, within = scorecard.classic_set_targets({"rows": rows})
+    assert recall.worst == pytest.approx(0.9) and not recall.met and recall.where == "b: 0.80"
+    # no flag counts as precision 0: (1 + 0) / 2 = 0.5 >= ltsReg's 0.45
+    assert precision.worst == pytest.approx(0.5) and precision.met
+    assert within.worst == 1 and not within.met and within.bound == ">= lmrob's 2"
+
+
+def test_the_interval_targets_against_hand_medians():
+    def row(seed, coverage, oracle, ratio, eps=0.2, n_test=1000):
+        return {
+            "data": "hom",
+            "attack": "vertical",
+            "eps": eps,
+            "seed": seed,
+            "method": "subq",
+            "coverage_nominal": 0.9,
+            "coverage": coverage,
+            "oracle_coverage": oracle,
+            "width_ratio": ratio,
+            "n_test": n_test,
+            "error": "",
+        }
+
+    rows = [row(0, 0.86, 0.89, 1.1), row(1, 0.85, 0.90, 1.2), row(2, 0.80, 0.88, 1.1)]
+    rows += [row(0, 0.5, 0.9, 9.0, n_test=500)]  # a small test set: not judged
+    coverage, width = scorecard.interval_targets({"rows": rows})
+    # medians: coverage 0.85 (error 0.05), oracle 0.89 (error 0.01): 0.04 beyond it
+    assert coverage.worst == pytest.approx(0.04) and not coverage.met
+    assert width.worst == pytest.approx(1.1) and width.met
+
+
+def test_the_link_targets_hold_the_held_out_problem_to_its_own_bound():
+    rows = [{"data": "sine", "defaults / oracle": v} for v in (1.1, 1.2, 1.0)]
+    rows += [{"data": "product", "defaults / oracle": v} for v in (1.4, 1.45, 1.6)]
+    product, sine = scorecard.link_targets({"rows": rows})
+    assert sine.worst == pytest.approx(1.1) and sine.met
+    assert product.worst == pytest.approx(1.45) and product.met and product.bound == "<= 1.5"
+
+
+def test_the_masking_targets_compare_with_ltsreg_per_truth():
+    def row(method, kind, precision, good, recall=1.0):
+        return {
+            "truth": "linear",
+            "kind": kind,
+            "method": method,
+            "precision": precision,
+            "good_flagged": good,
+            "recall": recall,
+        }
+
+    rows = [
+        row("SubquantileKernelRegressor()", "vertical", 0.9, 0.0),
+        row("SubquantileKernelRegressor()", "leverage", None, 0.1, recall=0.0),
+        row("SubquantileKernelRegressor()", "clean", 0.0, 1.0),  # clean sets: not judged
+        row("ltsReg (R)", "vertical", 0.5, 0.0),
+        row("ltsReg (R)", "leverage", 0.5, 0.0),
+    ]
+    recall, precision, good = scorecard.masking_targets({"rows": rows})
+    assert recall.worst == pytest.approx(0.5) and recall.met  # information only
+    assert precision.worst == pytest.approx(0.45) and not precision.met  # (0.9 + 0) / 2 < 0.5
+    assert good.worst == pytest.approx(0.05) and not good.met
