@@ -512,7 +512,8 @@ class SubquantileKernelClassifier(LogitClassifierMixin, ClassifierMixin, BaseSub
         of the rows labelled i that belong to j; for each pair (i, j) that many rows labelled
         i, those of largest p_j - p_i, are flagged. The fold models are then fitted without the
         flagged rows and the rows flagged again, until the flags repeat or a round flags more
-        rows than the one before (its flags are then dropped; at most 3 rounds).
+        rows than the one before while dropping some of its flags (its flags are then dropped;
+        at most 3 rounds).
         Each class keeps at least half of its rows, and at most 49% of the rows are flagged. The
         solver is not used: the model is fitted once on the rows kept.
     alpha : float or "auto", default="auto"

@@ -100,7 +100,8 @@ class LabelNoiseRoute:
            its rows, and at most ``MAX_EPSILON`` of the rows are flagged).
         3. The pair's fold models are fitted again without the flagged rows, and their
            out-of-fold probabilities flag again; until the flags repeat or a round flags
-           more than the one before (:func:`.label_flags.rounds_end`; the previous round's
+           more than the one before and drops some of its flags
+           (:func:`.label_flags.rounds_end`; the previous round's
            flags stay), at most ``label_flags.ROUNDS`` times (a model fitted on cleaner rows
            contradicts the flipped labels more clearly).
         4. alpha and gamma are chosen again with the flagged rows out of the fold fits and of

@@ -36,7 +36,12 @@ from .selection import ClassFloors, smallest
 # benchmarks/bench_robust.py --task classification (51 cells, 3 seeds): the flags of the first
 # round alone left the defaults best or within 2% in 28 cells (median gap to the oracle 0.033);
 # up to 3 rounds, 32 (0.025). 5 folds instead of 3 did not add to it (27 with 3 rounds).
-# The rounds stop where a round flags more weight than the one before (:func:`rounds_end`):
+# The rounds stop where a round flags more weight than the one before and drops some of its
+# flags (:func:`rounds_end`; a round that keeps every earlier flag and adds more goes on:
+# bench_robust.py's classification splits and the held-out sets, 357 splits of seeds 0-2, mean
+# test accuracy 0.8439 either way, 9 splits changed, 3 of 119 cells up by more than 0.005, none
+# down; separable blobs with 10% of the labels flipped, 12 draws: mean recall 0.885 -> 0.96,
+# precision 1.0):
 # its fold models, fitted on cleaner rows, grew confident enough to contradict the hard rows
 # of the true classes too. On 2000 generated rows of two overlapping classes with 20% of the
 # labels flipped (seed 0) the flags went from 25.3% (precision 0.65, recall 0.82) to 27.0%
@@ -384,9 +389,12 @@ def rounds_end(
 ) -> bool:
     """Whether the rounds of flags end before a round's ``flagged`` rows replace the
     ``previous`` round's (None in the first round, which ends where it flags nothing): where
-    they repeat them, or flag more weight than they did (a model fitted without the previous
-    flags that contradicts more labels has grown sharper on the cleaner rows, not found more
-    flips; see ``ROUNDS``).
+    they repeat them, or flag more weight than they did while dropping some of them (a model
+    fitted without the previous flags that contradicts other labels has grown sharper on the
+    cleaner rows, not found more flips; see ``ROUNDS``). A round that flags more and keeps
+    every earlier flag goes on: the model without them sees more of the same flips (separable
+    classes, 10% of the labels flipped: the first round's flags are all right and the second
+    finds the rest).
 
     Parameters
     ----------
@@ -404,7 +412,8 @@ def rounds_end(
     """
     if previous is None:
         return not flagged.any()
-    return bool(np.array_equal(flagged, previous) or weights @ flagged > weights @ previous)
+    grew = weights @ flagged > weights @ previous
+    return bool(np.array_equal(flagged, previous) or (grew and not flagged[previous].all()))
 
 
 def flagged_rows(
