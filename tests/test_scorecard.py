@@ -260,3 +260,15 @@ def test_the_masking_targets_compare_with_ltsreg_per_truth():
     assert recall.worst == pytest.approx(0.5) and recall.met  # information only
     assert precision.worst == pytest.approx(0.45) and not precision.met  # (0.9 + 0) / 2 < 0.5
     assert good.worst == pytest.approx(0.05) and not good.met
+
+
+def test_the_library_digest_ignores_docstrings_and_comments_but_not_code(tmp_path):
+    package = tmp_path / "package"
+    package.mkdir()
+    module = package / "module.py"
+    module.write_text('"""Module."""\n\n\ndef f(x):\n    """Doc."""\n    return x + 1  # one\n')
+    before = scorecard._source_digest(package)
+    module.write_text('"""Other words."""\n\n\ndef f(x):\n    """More."""\n    return x + 1  # two\n')
+    assert scorecard._source_digest(package) == before
+    module.write_text('"""Module."""\n\n\ndef f(x):\n    """Doc."""\n    return x + 2\n')
+    assert scorecard._source_digest(package) != before
