@@ -64,6 +64,7 @@ for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import ast  # noqa: E402
+import functools  # noqa: E402
 import hashlib  # noqa: E402
 import json  # noqa: E402
 import subprocess  # noqa: E402
@@ -177,6 +178,7 @@ def _source_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
+@functools.cache
 def fingerprint(method: str) -> str:
     """What a method's runs depend on besides the cell and seed: the grid's generator and this
     protocol, scikit-learn's version, and the library's source for the library's methods."""
