@@ -438,11 +438,12 @@ def family_table(runs: pd.DataFrame) -> pd.DataFrame:
         ratio=("ratio", "median"), recall=("recall", "median"), flagged=("flagged", "median")
     )
     peers = [m for m in runs["method"].unique() if m not in (DEFAULTS, ORACLE) and "@" not in m]
-    best = pd.concat(
-        {m: ratio_to_oracle(runs, m).groupby(keys)["ratio"].median() for m in peers}, axis=1
-    )
-    table["best peer"] = best.idxmin(axis=1)
-    table["its ratio"] = best.min(axis=1)
+    if peers:
+        best = pd.concat(
+            {m: ratio_to_oracle(runs, m).groupby(keys)["ratio"].median() for m in peers}, axis=1
+        )
+        table["best peer"] = best.idxmin(axis=1)
+        table["its ratio"] = best.min(axis=1)
     return table.reset_index()
 
 
@@ -871,6 +872,44 @@ def report(
     return "\n".join(parts)
 
 
+def cached_label_runs(name: str, cells: Sequence[Cell], seeds: Sequence[int]) -> pd.DataFrame:
+    """The cached runs of ``name`` (e.g. ``defaults@728dc9e``, run with ``--label``) on these
+    cells and seeds, from its most recent fingerprint's folder (empty where none)."""
+    prints = sorted((CACHE / name).glob("*"), key=lambda folder: folder.stat().st_mtime)
+    if not prints:
+        return pd.DataFrame()
+    files = [cache_file(name, c, s, prints[-1].name) for c in cells for s in seeds]
+    return pd.DataFrame([json.loads(f.read_text()) for f in files if f.exists()])
+
+
+def candidate_report(runs: pd.DataFrame, candidate: pd.DataFrame) -> str:
+    """The planted targets of the defaults and of a candidate's cached runs (another version
+    of the defaults, ``--label``) side by side, and the cells that moved by more than 5%."""
+    if candidate.empty:
+        return "No cached runs of the candidate: run it with --label first."
+    mine = runs[runs["method"] != DEFAULTS]
+    versions = {"defaults": runs, "candidate": pd.concat([mine, candidate.assign(method=DEFAULTS)])}
+    targets = {name: planted_targets(frame) for name, frame in versions.items()}
+    table = pd.DataFrame(
+        {
+            "target": [t.name for t in targets["defaults"]],
+            "bound": [t.bound for t in targets["defaults"]],
+            "defaults": [round(t.worst, 3) for t in targets["defaults"]],
+            "candidate": [round(t.worst, 3) for t in targets["candidate"]],
+        }
+    )
+    moved = diff(*(baseline_medians(versions[v]) for v in ("candidate", "defaults")))
+    ratio = moved[moved["score"] == "ratio"]
+    better = int((ratio["now"] < ratio["baseline"]).sum())
+    lines = [
+        markdown_table(table),
+        f"Cells whose median ratio to the oracle moved by more than "
+        f"{MOVED:.0%}: {better} better, {len(ratio) - better} worse.",
+        "",
+    ]
+    return "\n".join([*lines, markdown_table(moved)])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="n = 200, seed 0, eps 0 / 0.2 / 0.4")
@@ -879,6 +918,9 @@ def main(argv: list[str] | None = None) -> int:
         "--methods", nargs="+", default=[*METHODS, *R_METHODS], choices=[*METHODS, *R_METHODS]
     )
     parser.add_argument("--label", help="run the methods as '<method>@<label>' (another commit)")
+    parser.add_argument(
+        "--candidate", help="compare the cached runs of a label (e.g. defaults@cubic) with these"
+    )
     parser.add_argument("--save-baseline", action="store_true", help="save the diff's reference")
     parser.add_argument("--no-write", action="store_true", help="print only")
     parser.add_argument("--no-parts", action="store_true", help="the planted grid alone")
@@ -899,13 +941,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     # the other commits' defaults, where their runs are cached
     for commit in FLOOR_COMMITS:
-        name = f"{DEFAULTS}@{commit}"
-        prints = sorted((CACHE / name).glob("*"), key=lambda folder: folder.stat().st_mtime)
-        latest = prints[-1].name if prints else ""
-        files = [cache_file(name, c, s, latest) for c in cells for s in seeds] if prints else []
-        found = [json.loads(f.read_text()) for f in files if f.exists()]
-        if found:
-            runs = pd.concat([runs, pd.DataFrame(found)], ignore_index=True)
+        runs = pd.concat([runs, cached_label_runs(f"{DEFAULTS}@{commit}", cells, seeds)])
+    if args.candidate:
+        print(candidate_report(runs, cached_label_runs(args.candidate, cells, seeds)))
+        return 0
     tables, parts, notes = pd.DataFrame(), [], []
     for name in [] if args.no_parts else PARTS:
         saved, part_note = run_part(name, args.quick)

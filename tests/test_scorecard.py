@@ -268,7 +268,23 @@ def test_the_library_digest_ignores_docstrings_and_comments_but_not_code(tmp_pat
     module = package / "module.py"
     module.write_text('"""Module."""\n\n\ndef f(x):\n    """Doc."""\n    return x + 1  # one\n')
     before = scorecard._source_digest(package)
-    module.write_text('"""Other words."""\n\n\ndef f(x):\n    """More."""\n    return x + 1  # two\n')
+    module.write_text(
+        '"""Other words."""\n\n\ndef f(x):\n    """More."""\n    return x + 1  # two\n'
+    )
     assert scorecard._source_digest(package) == before
     module.write_text('"""Module."""\n\n\ndef f(x):\n    """Doc."""\n    return x + 2\n')
     assert scorecard._source_digest(package) != before
+
+
+def test_a_candidate_is_reported_beside_the_defaults_with_the_cells_it_moved():
+    runs = _runs({("linear", "vertical", 0.2): 1.2, ("smooth", "vertical", 0.2): 1.05})
+    candidate = runs[runs["method"] == "defaults"].copy()
+    candidate.loc[candidate["truth"] == "linear", "rmse"] = 1.0  # 1.2 -> 1.0: better
+    text = scorecard.candidate_report(runs, candidate.assign(method="defaults@x"))
+    assert (
+        "| RMSE / oracle, median per truth x attack, eps in (0, 0.3] | <= 1.1 | 1.2 | 1.05 |"
+        in text
+    )
+    assert "1 better, 0 worse" in text and "linear/vertical/0.2/200" in text
+    assert "smooth/vertical" not in text.split("worse.")[1]
+    assert "No cached runs" in scorecard.candidate_report(runs, pd.DataFrame())
