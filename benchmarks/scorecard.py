@@ -105,6 +105,7 @@ HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache" / "scorecard"
 RESULTS = HERE / "results"
 BASELINE = HERE / "scorecard_baseline.json"
+FLOORS = HERE / "scorecard_floors.json"  # the defaults of FLOOR_COMMITS, median RMSE per cell
 PROTOCOL = 1  # bump when a generator, a method or a score below changes
 SEEDS = (0, 1, 2)
 QUICK = {"sizes": (200,), "epsilons": (0.2, 0.4), "seeds": (0,)}
@@ -349,6 +350,37 @@ class Target:
     where: str = ""
 
 
+def floor_medians(runs: pd.DataFrame, path: Path | None = None) -> dict[str, pd.Series]:
+    """Per commit of ``FLOOR_COMMITS`` its defaults' median RMSE per cell: from the cached runs
+    of ``defaults@<commit>`` where they are among ``runs``, else from the saved floors
+    (``--save-floor``; ``path``, default ``FLOORS``)."""
+    path = FLOORS if path is None else path
+    saved = json.loads(path.read_text()) if path.exists() else {}
+    floors = {}
+    for commit in FLOOR_COMMITS:
+        name = f"{DEFAULTS}@{commit}"
+        if name in set(runs["method"]):
+            floors[commit] = _cell_medians(runs, name, "rmse")
+        elif commit in saved:
+            cells = {tuple(key.split("/")): value for key, value in saved[commit].items()}
+            index = pd.MultiIndex.from_tuples(
+                [(t, a, float(e), int(n)) for t, a, e, n in cells],
+                names=["truth", "attack", "eps", "n"],
+            )
+            floors[commit] = pd.Series(list(cells.values()), index=index)
+    return floors
+
+
+def save_floor(runs: pd.DataFrame, commit: str, method: str, path: Path | None = None) -> None:
+    """Save ``method``'s median RMSE per cell as the floor of ``commit`` (a cache is not kept
+    between checkouts; the floors file is committed)."""
+    path = FLOORS if path is None else path
+    saved = json.loads(path.read_text()) if path.exists() else {}
+    medians = _cell_medians(runs, method, "rmse")
+    saved[commit] = {f"{t}/{a}/{e:g}/{n}": float(v) for (t, a, e, n), v in medians.items()}
+    path.write_text(json.dumps(saved, indent=1, sort_keys=True))
+
+
 def planted_targets(runs: pd.DataFrame) -> list[Target]:
     """The planted grid's targets on the defaults' runs."""
     ratios = ratio_to_oracle(runs)
@@ -409,9 +441,9 @@ def planted_targets(runs: pd.DataFrame) -> list[Target]:
                 bool(ratio.max() <= 1.03),
             )
         )
-    floors = [f"{DEFAULTS}@{c}" for c in FLOOR_COMMITS if f"{DEFAULTS}@{c}" in set(runs["method"])]
+    floors = floor_medians(runs)
     if len(floors) == len(FLOOR_COMMITS):
-        best = pd.concat([_cell_medians(runs, m, "rmse") for m in floors], axis=1).min(axis=1)
+        best = pd.concat(list(floors.values()), axis=1).min(axis=1)
         ours = _cell_medians(runs, DEFAULTS, "rmse")
         excess = (ours / best).dropna()
         where = ", ".join(
@@ -921,6 +953,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--candidate", help="compare the cached runs of a label (e.g. defaults@cubic) with these"
     )
+    parser.add_argument(
+        "--save-floor",
+        metavar="COMMIT=METHOD",
+        help="save METHOD's cached runs (e.g. defaults@728dc9e) as the floor of COMMIT",
+    )
     parser.add_argument("--save-baseline", action="store_true", help="save the diff's reference")
     parser.add_argument("--no-write", action="store_true", help="print only")
     parser.add_argument("--no-parts", action="store_true", help="the planted grid alone")
@@ -942,6 +979,10 @@ def main(argv: list[str] | None = None) -> int:
     # the other commits' defaults, where their runs are cached
     for commit in FLOOR_COMMITS:
         runs = pd.concat([runs, cached_label_runs(f"{DEFAULTS}@{commit}", cells, seeds)])
+    if args.save_floor:
+        commit, method = args.save_floor.split("=", 1)
+        save_floor(runs, commit, method)
+        return 0
     if args.candidate:
         print(candidate_report(runs, cached_label_runs(args.candidate, cells, seeds)))
         return 0

@@ -288,3 +288,18 @@ def test_a_candidate_is_reported_beside_the_defaults_with_the_cells_it_moved():
     assert "1 better, 0 worse" in text and "linear/vertical/0.2/200" in text
     assert "smooth/vertical" not in text.split("worse.")[1]
     assert "No cached runs" in scorecard.candidate_report(runs, pd.DataFrame())
+
+
+def test_a_saved_floor_reads_back_as_the_cached_runs_give_it(tmp_path):
+    runs = _runs({("linear", "vertical", 0.2): 1.2, ("smooth", CLEAN, 0.0): 1.0})
+    floors_file = tmp_path / "floors.json"
+    old = runs[runs["method"] == "defaults"].assign(method="defaults@728dc9e")
+    old.loc[old["truth"] == "linear", "rmse"] = 1.1
+    with_old = pd.concat([runs, old])
+    scorecard.save_floor(with_old, "728dc9e", "defaults@728dc9e", floors_file)
+    scorecard.save_floor(runs, "7f583f3", "defaults", floors_file)
+    cached = scorecard.floor_medians(with_old, floors_file)
+    saved = scorecard.floor_medians(runs, floors_file)  # no cached runs: the file
+    pd.testing.assert_series_equal(saved["728dc9e"], cached["728dc9e"], check_names=False)
+    assert saved["728dc9e"][("linear", "vertical", 0.2, 200)] == pytest.approx(1.1)
+    assert saved["7f583f3"][("linear", "vertical", 0.2, 200)] == pytest.approx(1.2)
