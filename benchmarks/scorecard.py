@@ -148,7 +148,6 @@ METHODS = {
     "TheilSenRegressor": Method(lambda seed: TheilSenRegressor(random_state=seed)),
     "TERM": Method(lambda seed: BASELINES["term"]("regression"), library=True),
 }
-LINEAR_ONLY = tuple(R_METHODS)  # R's methods fit a linear model: the linear truth only
 
 
 # ----------------------------------------------------------------------------------------------
@@ -265,11 +264,10 @@ def run_r(cells: Sequence[Cell], seeds: Sequence[int]) -> tuple[list[dict], str]
             if all(path.exists() for path in paths.values()):
                 rows += [json.loads(path.read_text()) for path in paths.values()]
             else:
-                todo[f"r{len(todo):05d}"] = (cell, seed, paths)
+                todo[f"r{len(todo):05d}"] = (cell, seed, paths, generate(cell, seed))
 
     def done(name: str, fits: dict) -> None:
-        cell, seed, paths = todo[name]
-        data = generate(cell, seed)
+        cell, seed, paths, data = todo[name]
         for method, fit in fits.items():
             prediction = flags = None
             if fit.error is None and fit.coef.size == data.X.shape[1] + 1:
@@ -290,10 +288,7 @@ def run_r(cells: Sequence[Cell], seeds: Sequence[int]) -> tuple[list[dict], str]
             rows.append(row)
 
     if todo:
-        tables = {}
-        for name, (cell, seed, _) in todo.items():
-            data = generate(cell, seed)
-            tables[name] = (data.X, data.y)
+        tables = {name: (data.X, data.y) for name, (*_, data) in todo.items()}
         _, failure = run_robustbase_batch(tables, timeout=600.0, on_done=done, prefix="scorecard_")
         if failure:
             return rows, f"R: {version}; {failure} (the runs it did not finish are left out)."
