@@ -15,8 +15,8 @@ from sklearn.kernel_approximation import Nystroem
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import HuberRegressor, LogisticRegression, RANSACRegressor, Ridge
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
-from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import LabelEncoder
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import LabelEncoder, StandardScaler
 from sklearn.svm import SVC
 
 from robustkernel import (
@@ -178,6 +178,33 @@ def krr_cv(context: Context) -> GridSearchCV:
     grid = {"alpha": list(KRR_ALPHAS), "gamma": _gammas(context.n_features)}
     folds = KFold(CV_FOLDS, shuffle=True, random_state=context.seed)
     return GridSearchCV(KernelRidge(kernel="rbf"), grid, cv=folds)
+
+
+ISSUE_KRR_ALPHAS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+ISSUE_KRR_GAMMAS = (0.01, 0.03, 0.1, 0.3, 1.0)
+
+
+def issue_krr_search(seed: int) -> GridSearchCV:
+    """KernelRidge + GridSearchCV as the scorecard's issue defines it: ``StandardScaler`` and an
+    rbf KernelRidge, alpha in ``ISSUE_KRR_ALPHAS`` x gamma in ``ISSUE_KRR_GAMMAS`` (25 points),
+    5 folds shuffled by ``seed``.
+
+    Parameters
+    ----------
+    seed : int
+        The folds' shuffle.
+
+    Returns
+    -------
+    search : GridSearchCV
+        Unfitted.
+    """
+    grid = {
+        "kernelridge__alpha": list(ISSUE_KRR_ALPHAS),
+        "kernelridge__gamma": list(ISSUE_KRR_GAMMAS),
+    }
+    pipeline = make_pipeline(StandardScaler(), KernelRidge(kernel="rbf"))
+    return GridSearchCV(pipeline, grid, cv=KFold(CV_FOLDS, shuffle=True, random_state=seed))
 
 
 def svc_cv(context: Context) -> GridSearchCV:
