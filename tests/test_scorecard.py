@@ -134,6 +134,24 @@ def test_the_diff_shows_the_cells_that_moved_by_more_than_five_percent_either_wa
     assert list(moved.loc[moved["score"] == "ratio", "change"]) == ["-10.0%", "+20.0%"]
 
 
+def test_the_diff_compares_the_seeds_in_common():
+    def cell(per_seed):
+        ratios = list(per_seed.values())
+        return {
+            "ratio": float(np.median(ratios)),
+            "recall": 1.0,
+            "seeds": {str(k): {"ratio": v, "recall": 1.0} for k, v in per_seed.items()},
+        }
+
+    before = {"a": cell({0: 1.0, 1: 5.0, 2: 5.0}), "b": cell({0: 1.0, 1: 1.0}), "c": cell({1: 2.0})}
+    now = {"a": cell({0: 1.02}), "b": cell({0: 1.5}), "c": cell({0: 9.0})}
+    moved = scorecard.diff(now, before)
+    # a: seed 0 against seed 0 (1.0 -> 1.02), not the median of three (5.0); b moved; c: no seed
+    # in common
+    assert list(zip(moved["cell"], moved["score"], strict=True)) == [("b", "ratio")]
+    assert list(moved["baseline"]) == [1.0] and list(moved["now"]) == [1.5]
+
+
 def test_the_real_table_targets_against_hand_counts():
     frame = pd.DataFrame(
         {
@@ -238,6 +256,24 @@ def test_the_link_targets_hold_the_held_out_problem_to_its_own_bound():
     assert product.worst == pytest.approx(1.45) and product.met and product.bound == "<= 1.5"
 
 
+def test_the_named_problems_hold_each_problem_and_eps_to_the_scripts_bound():
+    rows = [
+        {"problem": "polynomial", "eps": 0.0, "bound": 1.1, "defaults / oracle": v}
+        for v in (1.0, 1.05, 30.0)
+    ]
+    rows += [
+        {"problem": "polynomial", "eps": 0.4, "bound": 1.1, "defaults / oracle": v}
+        for v in (100.0, 1.2, 150.0)
+    ]
+    rows += [{"problem": "edge shift", "eps": 0.3, "bound": 1.5, "defaults / oracle": 1.4}]
+    clean, heavy, edge = scorecard.named_problem_targets({"rows": rows})
+    assert clean.worst == pytest.approx(1.05) and clean.met and clean.bound == "<= 1.1"
+    assert heavy.worst == pytest.approx(100.0) and not heavy.met
+    assert edge.worst == pytest.approx(1.4) and edge.met and edge.bound == "<= 1.5"
+    assert "polynomial at eps 0.4" in heavy.name
+    assert scorecard.named_problem_targets({"rows": []}) == []
+
+
 def test_the_masking_targets_compare_with_ltsreg_per_truth():
     def row(method, kind, precision, good, recall=1.0):
         return {
@@ -274,6 +310,14 @@ def test_the_library_digest_ignores_docstrings_and_comments_but_not_code(tmp_pat
     assert scorecard._source_digest(package) == before
     module.write_text('"""Module."""\n\n\ndef f(x):\n    """Doc."""\n    return x + 2\n')
     assert scorecard._source_digest(package) != before
+    # the command line is left out: no fit runs it
+    changed = scorecard._source_digest(package)
+    (package / "commands").mkdir()
+    (package / "commands" / "demo.py").write_text("VALUE = 1\n")
+    (package / "cli.py").write_text("VALUE = 2\n")
+    assert scorecard._source_digest(package) == changed
+    (package / "other.py").write_text("VALUE = 3\n")
+    assert scorecard._source_digest(package) != changed
 
 
 def test_a_candidate_is_reported_beside_the_defaults_with_the_cells_it_moved():
@@ -303,3 +347,28 @@ def test_a_saved_floor_reads_back_as_the_cached_runs_give_it(tmp_path):
     pd.testing.assert_series_equal(saved["728dc9e"], cached["728dc9e"], check_names=False)
     assert saved["728dc9e"][("linear", "vertical", 0.2, 200)] == pytest.approx(1.1)
     assert saved["7f583f3"][("linear", "vertical", 0.2, 200)] == pytest.approx(1.2)
+
+
+def test_every_part_but_the_real_tables_has_its_targets():
+    assert set(scorecard.PARTS) - {"real tables"} == set(scorecard.PART_TARGETS)
+    for part in scorecard.PARTS.values():
+        assert (scorecard.HERE / part.script).is_file()
+
+
+def test_the_cost_targets_take_the_ratio_per_size_and_find_a_hump():
+    def row(n, method, seconds):
+        return {"task": "regression", "n": n, "method": method, "fit s (median)": seconds}
+
+    ours, grid = scorecard.COST_DEFAULTS, scorecard.COST_REFERENCE
+    rows = [row(400, ours, 0.8), row(400, grid, 0.5)]  # 1.6x and under a second: met
+    rows += [row(1000, ours, 6.0), row(1000, grid, 2.0)]  # 3x: missed
+    rows += [row(2000, ours, 4.0), row(2000, grid, 8.0)]  # 0.5x, but faster than at 1000
+    rows += [row(400, "other", 9.0), {"task": "classification", "n": 1437, "method": ours,
+                                       "fit s (median)": 99.0}]
+    small, middle, large, hump = scorecard.cost_targets({"rows": rows})
+    assert small.worst == pytest.approx(1.6) and small.met and small.where == "0.80 s"
+    assert middle.worst == pytest.approx(3.0) and not middle.met
+    assert large.worst == pytest.approx(0.5) and large.met
+    assert hump.worst == 1.0 and not hump.met and hump.where.startswith("1000 (6.0 s) > 2000")
+    slow_small = scorecard.cost_targets({"rows": [row(400, ours, 1.5), row(400, grid, 1.0)]})[0]
+    assert slow_small.worst == pytest.approx(1.5) and not slow_small.met  # over a second
