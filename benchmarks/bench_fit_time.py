@@ -103,6 +103,10 @@ def rows_for(
     X, y, X_test, y_test = data
     results = {name: timed(make, X, y, repeats) for name, make in methods.items()}
     base = results[reference][0]
+    scores = {
+        name: float(metric(model.predict(X_test), y_test))
+        for name, (_, _, model) in results.items()
+    }
     if raw is not None:
         raw.extend(
             {
@@ -115,10 +119,10 @@ def rows_for(
                 "fit-time ratio": wall / base,
                 "ratio to": reference,
                 "metric": metric_name,
-                "test metric": float(metric(model.predict(X_test), y_test)),
+                "test metric": scores[name],
                 "repeats": repeats,
             }
-            for name, (wall, cpu, model) in results.items()
+            for name, (wall, cpu, _) in results.items()
         )
     return [
         {
@@ -128,9 +132,9 @@ def rows_for(
             "CPU s": round(cpu, 3),
             "fit-time ratio": round(wall / base, 2),
             "ratio to": reference,
-            "test metric": f"{metric_name} {float(metric(model.predict(X_test), y_test)):.4f}",
+            "test metric": f"{metric_name} {scores[name]:.4f}",
         }
-        for name, (wall, cpu, model) in results.items()
+        for name, (wall, cpu, _) in results.items()
     ]
 
 
