@@ -433,7 +433,10 @@ def test_auto_kernel_does_not_depend_on_the_units_of_a_column(data, units):
         X_test = _query_rows(X)
     unit = SubquantileKernelRegressor(kernel="auto").fit(X, y)
     model = SubquantileKernelRegressor(kernel="auto").fit(X * units, y)
-    assert model.kernel_ == unit.kernel_ == ("linear" if data == "hawkins" else "rbf")
+    # the curve: the cubic (20 monomials, 200 rows), which a sine and a square fit closely
+    expected = ("linear", None) if data == "hawkins" else ("poly", 3)
+    assert model.kernel_ == unit.kernel_ == expected[0]
+    assert expected[1] is None or model.degree_ == unit.degree_ == expected[1]
     np.testing.assert_array_equal(model.inlier_mask_, unit.inlier_mask_)
     assert not model.inlier_mask_[bad].any()
     assert model.inlier_mask_[~bad].mean() >= 0.95
@@ -543,3 +546,12 @@ def test_rows_of_tiny_magnitude_give_finite_studentized_losses_without_warnings(
         warnings.filterwarnings("error", category=RuntimeWarning, module=r"robustkernel\.")
         model = SubquantileRegressor(Ridge(alpha=1.0), n_folds=3).fit(X, y)
     assert np.all(np.isfinite(model.predict(X)))
+
+
+def test_the_cubic_family_needs_ten_rows_per_monomial():
+    from robustkernel.subquantile._high_breakdown import families
+
+    # monomials of degree <= 3 in p columns: 4 for one column, 84 for six
+    assert "cubic" in families(40, 1) and "cubic" not in families(39, 1)
+    assert "cubic" in families(840, 6) and "cubic" not in families(839, 6)
+    assert families(39, 1) == ("linear", "poly", "rbf")

@@ -363,13 +363,6 @@ def test_misfit_is_reached_along_thinning_tails_but_not_across_a_gap():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    reason="issue 61, open: on the SubQ papers' polynomial problem (a near-noiseless cubic of "
-    "standard normal x, 20% oblivious noise) the rbf start keeps the flat middle; the steep "
-    "tails, fitted there by extrapolation only, stay flagged (57 of 640 clean rows) and the "
-    "defaults' test RMSE is 4x plain KernelRidge's",
-    strict=True,
-)
 def test_the_papers_polynomial_problem_is_not_trimmed_to_its_middle():
     from sklearn.kernel_ridge import KernelRidge
 

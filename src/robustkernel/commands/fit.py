@@ -144,7 +144,8 @@ def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
         help=(
             "'auto' (default): for a regression of any size, a high-breakdown start (kernel "
             "least trimmed squares from the linear kernel, an adaptive cutoff, the linear, "
-            "degree-2 polynomial or rbf kernel chosen on the rows kept; on a sample of 1000 "
+            "degree-2 or cubic polynomial or rbf kernel chosen on the rows kept; on a sample "
+            "of 1000 "
             "rows for larger tables, features and Parquet); rbf for classification"
         ),
     )

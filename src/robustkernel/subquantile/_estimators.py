@@ -53,9 +53,12 @@ class SubquantileKernelRegressor(IntervalRegressorMixin, KernelRegressorMixin, B
         n x n kernel matrix at fit and the n_test x n_train matrix at predict), or a callable.
         "auto" (the default): a high-breakdown start -- kernel least trimmed squares at about
         half the rows from many cheap starts with the linear kernel, Gervini and Yohai's
-        adaptive cutoff instead of a fixed k-sigma rule, and a move to the degree-2 polynomial
-        or rbf kernel (with its own trimmed start) only where it beats the simpler kernel by two
-        paired standard errors of leave-one-out loss on the rows kept. The model is then kernel
+        adaptive cutoff instead of a fixed k-sigma rule, and a move to the polynomial kernel of
+        degree 2 or 3 or the rbf kernel (with its own trimmed start) only where it beats the
+        simpler kernels by two paired standard errors of leave-one-out loss on the rows kept
+        (and back to a polynomial the move stepped over where it is adequate on the rows the
+        more flexible kernel then keeps and keeps as many: the SubQ papers' cubic, tried with
+        ten rows per monomial). The model is then kernel
         ridge with that kernel on the rows the reweighting keeps (a given epsilon: exactly the
         ceil((1 - epsilon) n) rows of smallest standardized residual, at any size), alpha and
         gamma chosen by leave-one-out on them; no solver
@@ -301,8 +304,8 @@ class SubquantileKernelRegressor(IntervalRegressorMixin, KernelRegressorMixin, B
         The start whose fit was kept: 0 for ``init``, i >= 1 for the i-th random subset.
     kernel_, degree_, coef0_ : str or callable, float, float
         The kernel fitted and the polynomial kernel's degree and coef0: the parameters as
-        given, or the kernel="auto" choice (its polynomial: degree 2 and coef0 1, whatever
-        ``degree`` and ``coef0``).
+        given, or the kernel="auto" choice (its polynomials: degree 2 or 3 and coef0 1,
+        whatever ``degree`` and ``coef0``).
     alpha_, gamma_ : float
         The alpha and gamma of the fit (the chosen ones with "auto", else the given ones).
     hyperparameter_scores_ : ndarray of shape (n_gammas, n_alphas)

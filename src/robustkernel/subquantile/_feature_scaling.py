@@ -1,7 +1,7 @@
 """kernel="auto" in units of each column's spread: a fit that does not depend on the units of X.
 
-The kernels kernel="auto" chooses among are isotropic (rbf, and the degree-2 polynomial with
-coef0 = 1) or penalize every coefficient alike (linear), so a column given in millimetres
+The kernels kernel="auto" chooses among are isotropic (rbf, and the polynomials of degree 2
+and 3 with coef0 = 1) or penalize every coefficient alike (linear), so a column given in millimetres
 instead of metres would change the fit: the start's kept rows, the kernel chosen, the flags and
 the model (y = sin(x1) + x2^2 / 2 on 300 normal rows of 3 columns, 10% vertical outliers: one
 column in units of 1e3 took the clean rows flagged from 5 to 30 of 270 and the test error from
