@@ -504,7 +504,8 @@ def test_auto_kernel_column_units_count_a_weight_as_copies_and_fall_back():
     # out); where that is under 1/20 of the 5-95% quantile range over 3.29 (the middle half
     # nearly one value), that range over 3.29; where all are 0 the standard deviation (a
     # column mostly 0), where that is 0 too, 1 (a constant column); a column of 60% zeros and
-    # jitter: the IQR, not the tiny MAD; 85% jitter and 15% far values: the wide range
+    # jitter: the IQR, not the tiny MAD; 85% jitter and 15% far values: the wide range; and
+    # where the middle half is one value, at least the column's range over 4
     rng = np.random.RandomState(2)
     X = np.c_[
         rng.normal(3.0, 2.0, 60),
@@ -527,6 +528,9 @@ def test_auto_kernel_column_units_count_a_weight_as_copies_and_fall_back():
     assert quartiles[3] > 100 * mad[3] and scale[3] > wide[3] / 20
     assert 0 < scale[4] < wide[4] / 20 and wide[1] > 0 and wide[5] == 0
     scale[1], scale[2], scale[4], scale[5] = wide[1], 1.0, wide[4], np.std(repeated[:, 5])
+    # a column whose middle half is one value spans at most 4 units: its range over 4
+    for column in (1, 4, 5):
+        scale[column] = max(scale[column], np.ptp(repeated[:, column]) / 4.0)
     model = SubquantileKernelRegressor(kernel="auto").fit(X, y, sample_weight=weights)
     np.testing.assert_allclose(model.feature_center_, centre, rtol=1e-12)
     np.testing.assert_allclose(model.feature_scale_, scale, rtol=1e-12)
