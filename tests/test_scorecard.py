@@ -372,3 +372,32 @@ def test_the_cost_targets_take_the_ratio_per_size_and_find_a_hump():
     assert hump.worst == 1.0 and not hump.met and hump.where.startswith("1000 (6.0 s) > 2000")
     slow_small = scorecard.cost_targets({"rows": [row(400, ours, 1.5), row(400, grid, 1.0)]})[0]
     assert slow_small.worst == pytest.approx(1.5) and not slow_small.met  # over a second
+
+
+def test_the_timed_part_runs_alone_after_the_others(monkeypatch):
+    import threading
+    import time
+
+    running, log = set(), []
+    lock = threading.Lock()
+
+    def fake_run_part(name, quick):
+        with lock:
+            log.append((name, sorted(running)))  # what else runs as this part starts
+            running.add(name)
+        time.sleep(0.05)
+        with lock:
+            running.discard(name)
+        return {"part": name, "quick": quick}, f"{name}: ran"
+
+    monkeypatch.setattr(scorecard, "run_part", fake_run_part)
+    names = list(scorecard.PARTS)
+    outputs = scorecard.run_parts(names, True, 2)
+    assert set(outputs) == set(names)
+    assert all(outputs[name][0] == {"part": name, "quick": True} for name in names)
+    timed = [entry for entry in log if entry[0] in scorecard.TIMED_PARTS]
+    assert timed and all(others == [] for _, others in timed)  # alone
+    last = [name for name, _ in log[-len(timed) :]]
+    assert set(last) == set(scorecard.TIMED_PARTS)  # after every other part
+    untimed_overlaps = [others for name, others in log if name not in scorecard.TIMED_PARTS]
+    assert any(untimed_overlaps)  # two at a time: some part started beside another
