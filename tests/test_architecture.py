@@ -183,6 +183,72 @@ def test_import_collector_sees_relative_absolute_and_lazy_imports():
     assert ("robustkernel.metric_kernel_ridge._cv", "robustkernel.subquantile") in edges
 
 
+def import_cycles(edges: frozenset[tuple[str, str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module of the import graph ``edges``
+    (Tarjan's algorithm, iterative), each sorted, in sorted order."""
+    graph: dict[str, list[str]] = {}
+    for importer, imported in sorted(edges):
+        graph.setdefault(importer, []).append(imported)
+        graph.setdefault(imported, [])
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(graph[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        cycles.append(sorted(component))
+            elif child not in index:
+                index[child] = low[child] = len(index)
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(graph[child])))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+    return sorted(cycles)
+
+
+def test_the_cycle_finder_finds_cycles_and_only_them():
+    edges = frozenset(
+        {("a", "b"), ("b", "c"), ("c", "a"), ("c", "d"), ("d", "e"), ("e", "d"), ("f", "a")}
+    )
+    assert import_cycles(edges) == [["a", "b", "c"], ["d", "e"]]
+    assert import_cycles(frozenset({("a", "b"), ("b", "c"), ("a", "c")})) == []
+
+
+def test_the_import_graph_holds_type_checking_imports():
+    # commands/_predictions.py imports Table from _tabular only under TYPE_CHECKING
+    edge = ("robustkernel.commands._predictions", "robustkernel.commands._tabular")
+    assert edge in import_edges()
+
+
+def test_no_import_cycle():
+    """No module imports itself through others, type-hint imports included (a loop of
+    TYPE_CHECKING imports still says the modules are not layered)."""
+    assert import_cycles(import_edges()) == []
+
+
 def test_every_unit_has_a_layer():
     units = {unit(name) for name in package_modules()}
     unplaced = sorted(units - LAYERS.keys())

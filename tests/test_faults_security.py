@@ -51,7 +51,7 @@ from robustkernel import (
     __version__,
     baselines,
 )
-from robustkernel.commands import fit as fit_command
+from robustkernel.commands import _model_file
 from robustkernel.commands._csv_output import escape_formula, write_csv
 from robustkernel.persistence import FORMAT, SKOPS_TRUSTED_TYPES, load_model, save_model
 
@@ -366,13 +366,13 @@ def test_without_skops_fit_writes_a_pickle_and_says_so(
     tmp_path, classification_csv, capsys, monkeypatch
 ):
     """The fallback: model.joblib, a note in the output and report; predict needs the flag."""
-    monkeypatch.setattr(fit_command, "skops_available", lambda: False)
+    monkeypatch.setattr(_model_file, "skops_available", lambda: False)
     out = tmp_path / "fit"
     argv = ["fit", str(classification_csv), "--target", "label", "--task", "classification"]
     code, stdout, _ = run([*argv, "--epsilon", "0.1", "--out", str(out)], capsys)
-    assert code == 0 and fit_command.PICKLE_NOTE in stdout
+    assert code == 0 and _model_file.PICKLE_NOTE in stdout
     assert (out / "model.joblib").is_file() and not (out / "model.skops").exists()
-    assert fit_command.PICKLE_NOTE in (out / "report.md").read_text()
+    assert _model_file.PICKLE_NOTE in (out / "report.md").read_text()
 
     predictions = tmp_path / "predictions.csv"
     argv = [

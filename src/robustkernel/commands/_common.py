@@ -25,16 +25,14 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from .. import _atomic
 from .._atomic import atomic_path
 
 if TYPE_CHECKING:
-    import pandas as pd
     from tqdm.auto import tqdm
 
-    from ._tabular import Table
 
 Handler = Callable[[argparse.Namespace], int]
 USAGE_ERROR = 2
@@ -252,37 +250,3 @@ def atomic_file(destination: str | os.PathLike[str]) -> Iterator[Path]:
 def _check_parent(destination: Path) -> None:
     if not destination.parent.is_dir():
         raise DataError(f"the folder {destination.parent} (parent of --out) does not exist")
-
-
-def prediction_frame(model: Any, table: Table, coverage: float | None = None) -> pd.DataFrame:
-    """Row numbers, predictions and, for classifiers, one ``probability_<class>`` column each;
-    with ``coverage``, the prediction interval's ``lower`` and ``upper`` bounds."""
-    import pandas as pd
-
-    frame = pd.DataFrame({"row": table.rows, "predicted": model.predict(table.X)})
-    if hasattr(model, "predict_proba"):
-        for label, column in zip(model.classes_, model.predict_proba(table.X).T, strict=True):
-            frame[f"probability_{label}"] = column
-    if coverage is not None:
-        bounds = prediction_intervals(model, table.X, coverage)
-        frame["lower"], frame["upper"] = bounds[:, 0], bounds[:, 1]
-    return frame
-
-
-def prediction_intervals(model: Any, X: Any, coverage: float) -> Any:
-    """``predict_interval(X, coverage)`` of ``model`` or of a pipeline's last step (after the
-    steps before it); :class:`DataError` where the model gives none (a classifier, a model
-    fitted before intervals existed, one whose fit refused them)."""
-    steps = getattr(model, "steps", None)
-    final = steps[-1][1] if steps else model
-    if not hasattr(final, "predict_interval"):
-        raise DataError(
-            f"--coverage: the model ({type(final).__name__}) gives no prediction intervals; "
-            "they come with the regressors (fit --task regression)"
-        )
-    if steps:
-        X = model[:-1].transform(X)
-    try:
-        return final.predict_interval(X, coverage)
-    except ValueError as error:
-        raise DataError(f"--coverage: {error}") from error

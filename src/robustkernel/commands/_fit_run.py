@@ -24,12 +24,13 @@ from ..corruption import outlier_precision_recall
 from ..persistence import save_model
 from ..subquantile import SubquantileKernelClassifier, SubquantileKernelRegressor
 from . import _fit_report as report
-from ._common import atomic_folder, fitting, prediction_frame, prediction_intervals, progress
+from ._common import atomic_folder, fitting, progress
 from ._csv_output import write_csv
 from ._layout import Layout, decide_layout
+from ._model_file import PICKLE_MODEL_FILE, PICKLE_NOTE, model_file, model_file_description
 from ._parquet_fit import dask_client, fit_parquet, is_parquet
+from ._predictions import prediction_frame, prediction_intervals
 from ._tabular import DataError, Table, class_like_target, known_outliers, read_csv, training_table
-from .fit import PICKLE_MODEL_FILE, PICKLE_NOTE, model_file, model_file_description
 
 INTERVAL_COVERAGE = 0.9
 """The coverage of the report's plot of prediction intervals (intervals.png)."""

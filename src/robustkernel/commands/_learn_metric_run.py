@@ -25,8 +25,8 @@ from ._common import atomic_folder, progress
 from ._csv_output import write_csv
 from ._fit_run import outlier_table
 from ._layout import decide_layout
+from ._model_file import PICKLE_MODEL_FILE, PICKLE_NOTE, model_file, model_file_description
 from ._tabular import DataError, Table, read_csv, training_table
-from .fit import PICKLE_MODEL_FILE, PICKLE_NOTE, model_file, model_file_description
 
 
 def target_scaler() -> Pipeline:

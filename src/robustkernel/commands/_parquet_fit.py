@@ -40,7 +40,8 @@ from sklearn.preprocessing import RobustScaler
 from ..persistence import save_model
 from ..subquantile import sample_rows
 from . import _fit_report as report
-from ._common import fitting, prediction_frame
+from ._common import fitting
+from ._predictions import prediction_frame
 from ._tabular import MIN_TRAINING_ROWS, DataError, Table, check_class_counts, first_line
 
 PARQUET_SUFFIXES = (".parquet", ".pq")

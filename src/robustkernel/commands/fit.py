@@ -20,13 +20,6 @@ import argparse
 from ._common import add_table_arguments, guarded
 
 PROG = "robustkernel fit"
-SKOPS_MODEL_FILE = "model.skops"
-PICKLE_MODEL_FILE = "model.joblib"
-PICKLE_NOTE = (
-    "skops is not installed, so the model was saved as model.joblib, a pickle: 'robustkernel "
-    "predict' loads it only with --trust-pickle (pip install 'robustkernel[skops]' and refit "
-    "for the safe model.skops)"
-)
 # The estimators' choices and sizes, written out so that the parser imports no estimator;
 # tests/test_cli_tables.py checks them against robustkernel.subquantile and its kernels.
 KERNELS = (
@@ -43,25 +36,6 @@ RANDOM_STATE_HELP = (
     "landmarks (--n-components) and the rows a Parquet fit samples; another seed can flag "
     "other rows where the data leave the choice open"
 )
-
-
-def skops_available() -> bool:
-    """Whether skops is installed (the model is then ``model.skops``)."""
-    from ..persistence import skops_available as available
-
-    return available()
-
-
-def model_file() -> str:
-    """The model file name: ``model.skops`` when skops is installed, else ``model.joblib``."""
-    return SKOPS_MODEL_FILE if skops_available() else PICKLE_MODEL_FILE
-
-
-def model_file_description(name: str) -> str:
-    """The report's line on the model file ``name``: its format and whether it loads safely."""
-    if name == SKOPS_MODEL_FILE:
-        return f"{name} (skops format, safe to load)"
-    return f"{name} ({PICKLE_NOTE})"
 
 
 def epsilon_argument(text: str) -> float | str:

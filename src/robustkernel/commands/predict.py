@@ -25,7 +25,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._common import DataError, atomic_file, guarded, prediction_frame, progress
+from ._common import DataError, atomic_file, guarded, progress
+from ._predictions import prediction_frame
 
 if TYPE_CHECKING:
     import pandas as pd

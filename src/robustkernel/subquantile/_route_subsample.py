@@ -34,7 +34,7 @@ from ._settings import FitSettings
 from ._stage import Candidates, Stage
 
 if TYPE_CHECKING:
-    from ._in_memory import InMemoryFit
+    from typing import Self  # the host the routes are mixed into (InMemoryFit)
 
 SELECTION_ROWS = 2000
 """Above this many rows, alpha / gamma "auto" are chosen on a subsample of this many rows and
@@ -105,7 +105,7 @@ class SubsampleRoute:
 
     def _fit_from_pilot(
         self,
-        subsample: InMemoryFit,
+        subsample: Self,
         pilot: Stage,
         alpha: float,
         gamma: float | None,
@@ -147,7 +147,7 @@ class SubsampleRoute:
 
     def _subsample(
         self, rng: np.random.RandomState, settings: FitSettings, size: int = SELECTION_ROWS
-    ) -> InMemoryFit:
+    ) -> Self:
         """The fit of ``size`` rows drawn with ``rng`` (every row where there are fewer) with
         ``settings``; its gamma grid is this fit's (the scale of every row)."""
         n = self.X.shape[0]
