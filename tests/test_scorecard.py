@@ -401,3 +401,16 @@ def test_the_timed_part_runs_alone_after_the_others(monkeypatch):
     assert set(last) == set(scorecard.TIMED_PARTS)  # after every other part
     untimed_overlaps = [others for name, others in log if name not in scorecard.TIMED_PARTS]
     assert any(untimed_overlaps)  # two at a time: some part started beside another
+
+
+def test_a_quick_tables_figures_are_not_diffed_against_a_full_baseline():
+    runs = _runs({("linear", "vertical", 0.2): 1.2})
+    tables = pd.DataFrame({"table": ["cars"], "ratio": [0.5], "ours flagged": [0.0]})
+    full = scorecard.baseline_medians(runs, tables)
+    quick = scorecard.baseline_medians(runs, tables.assign(ratio=[1.0]), quick=True)
+    assert full["table/cars"] == {"ratio": 0.5, "flagged": 0.0}
+    assert quick["table-quick/cars"] == {"ratio": 1.0, "flagged": 0.0}
+    # 2 folds against 5: the table is not among the moved cells, the planted cell is compared
+    moved = scorecard.diff(quick, full)
+    assert moved.empty
+    assert not scorecard.diff(full, full).size and len(scorecard.diff(quick, quick)) == 0
