@@ -1,9 +1,11 @@
 """The model file that ``robustkernel fit`` and ``learn-metric`` write: ``model.skops`` (skops'
 format, safe to load) where skops is installed, else ``model.joblib``, a pickle that
 ``robustkernel predict`` loads only with ``--trust-pickle``; and the line their output and
-report give on it. Light: imports nothing heavy (the parsers import it)."""
+report give on it (imported by the runs of those commands, not by their parsers)."""
 
 from __future__ import annotations
+
+from ..persistence import skops_available
 
 SKOPS_MODEL_FILE = "model.skops"
 PICKLE_MODEL_FILE = "model.joblib"
@@ -12,13 +14,6 @@ PICKLE_NOTE = (
     "predict' loads it only with --trust-pickle (pip install 'robustkernel[skops]' and refit "
     "for the safe model.skops)"
 )
-
-
-def skops_available() -> bool:
-    """Whether skops is installed (the model is then ``model.skops``)."""
-    from ..persistence import skops_available as available
-
-    return available()
 
 
 def model_file() -> str:
