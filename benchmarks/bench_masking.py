@@ -92,7 +92,6 @@ import hashlib
 import inspect
 import json
 import platform
-import resource
 import shlex
 import shutil
 import sys
@@ -111,6 +110,8 @@ import scipy
 import sklearn
 from harness.report import cpu_description, markdown_table, replace_markdown_section
 from harness.rscript import R_INSTALL, R_SCRIPT, RFit, r_version, run_robustbase_batch
+from harness.timing import cpu_seconds as _cpu_seconds
+from harness.timing import error_text as _error_text  # the name the cached fits' source reads
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import GridSearchCV, KFold
@@ -433,12 +434,6 @@ ROBUSTKERNEL_METHODS: dict[str, Callable[[int], Any]] = {
     RBF: lambda seed: SubquantileKernelRegressor(kernel="rbf", random_state=seed),
     WRAPPER: lambda seed: SubquantileRegressor(LinearRegression(), random_state=seed),
 }
-
-
-def _error_text(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
-    return text if len(text) <= 100 else text[:97] + "..."
 
 
 def timed_fit(
@@ -1218,12 +1213,6 @@ def error_lines(frame: pd.DataFrame, limit: int = 8) -> list[str]:
 
 def _loads(values: Sequence[float]) -> str:
     return ", ".join(f"{v:.2f}" for v in values)
-
-
-def _cpu_seconds() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def report(

@@ -71,7 +71,6 @@ import hashlib
 import inspect
 import json
 import platform
-import resource
 import shlex
 import subprocess
 import sys
@@ -89,6 +88,8 @@ import sklearn
 from harness.realdata import TABLES, TableUnavailable, load_table
 from harness.report import cpu_description, markdown_table, replace_markdown_section
 from harness.rscript import R_INSTALL, R_METHODS, R_SCRIPT, r_version, run_robustbase_batch
+from harness.timing import cpu_seconds as _cpu_seconds
+from harness.timing import error_text as _error_text  # the name the cached fits' source reads
 from sklearn.compose import TransformedTargetRegressor
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.model_selection import GridSearchCV, KFold
@@ -180,12 +181,6 @@ def krr_search(p: int) -> TransformedTargetRegressor:
         cv=KFold(INNER_FOLDS, shuffle=True, random_state=0),
     )
     return TransformedTargetRegressor(regressor=search, transformer=StandardScaler())
-
-
-def _error_text(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
-    return text if len(text) <= 100 else text[:97] + "..."
 
 
 def _fit(
@@ -610,12 +605,6 @@ def tables_table(names: list[str]) -> pd.DataFrame:
 
 # ----------------------------------------------------------------------------------------------
 # Main.
-
-
-def _cpu_seconds() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def source_state() -> str:

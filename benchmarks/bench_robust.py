@@ -1,22 +1,18 @@
-"""Robustness without knobs: robust regression and classification methods on contaminated data.
+"""Robustness without knobs: robust classification methods on contaminated labels.
 
-The harness that decides the library's defaults. Every cell is a data set x attack x eps; every
-run is one method fitted on one seed's contaminated training rows and scored on the clean test
-rows. Protocol per seed: 80/20 split (stratified for classification), x (and, for regression, y)
-standardized with the clean training statistics
+The harness that decides the classifier's defaults (the regressor's are decided by
+``scorecard.py``, whose planted grid replaced this script's regression task: that task and its
+peers are at commit af4154f). Every cell is a data set x attack x eps; every run is one method
+fitted on one seed's contaminated training rows and scored on the clean test rows. Protocol per
+seed: a stratified 80/20 split, x standardized with the clean training statistics
 (:func:`robustkernel.corruption.contaminated_split` with eps = 0), then eps of the training rows
 corrupted by the attack; the test rows are never corrupted. eps = 0 is one clean cell per data
 set (attack "none").
 
-Regression: test RMSE (standardized units) divided by the oracle's on the same seed, the oracle
-being ``krr_cv`` fitted on the uncorrupted training rows only. Classification: test accuracy,
-and the gap ``oracle accuracy - accuracy`` per seed, the oracle being ``svc_cv`` on the
-uncorrupted training rows. A cell reports each method's median over seeds, the best method and
-the methods *within 2 %* of it:
-
-* regression: median ratio <= 1.02 x the best (smallest) median ratio of the cell;
-* classification: median accuracy >= the best (largest) median accuracy of the cell - 0.02
-  (two accuracy points, absolute).
+Test accuracy, and the gap ``oracle accuracy - accuracy`` per seed, the oracle being ``svc_cv``
+on the uncorrupted training rows. A cell reports each method's median over seeds, the best
+method and the methods *within 2 %* of it: median accuracy >= the best (largest) median accuracy
+of the cell - 0.02 (two accuracy points, absolute).
 
 The oracle is a reference, never a contender. A run that raises is recorded with its error
 (metric NaN) and counted as a failure; medians skip failed seeds, and a method with no successful
@@ -30,13 +26,13 @@ set or a method of this script changes) and a hash of the robustkernel sources: 
 corruption modules for every run, the whole package for the runs of robustkernel's estimators
 (so an edited estimator is refitted, a scikit-learn peer is not).
 
-    python benchmarks/bench_robust.py [--quick] [--task regression|classification|both]
+    python benchmarks/bench_robust.py [--quick] [--task classification]
         [--seeds 5] [--methods a,b] [--data-home DIR] [--n-jobs 1] [--no-write]
 
-prints the tables, writes every run to ``benchmarks/results/bench_robust.csv`` and the tables to
-BENCHMARKS.md (section "Robustness without knobs (bench_robust.py)", with ": <task>" when one
-task runs; not with ``--no-write`` nor ``--quick``). ``make bench-robust`` installs the optional
-peers (the ``bench`` extra) first.
+prints the tables, writes every run to ``benchmarks/results/bench_robust_classification.csv``
+and the tables to BENCHMARKS.md (section "Robustness without knobs (bench_robust.py):
+classification"; not with ``--no-write`` nor ``--quick``). ``make bench-robust`` installs the
+optional peers (the ``bench`` extra) first.
 """
 
 from __future__ import annotations
@@ -57,13 +53,12 @@ import numpy as np
 import pandas as pd
 import sklearn
 from harness.attacks import ATTACKS
-from harness.data import CLASSIFICATION, DATA, REGRESSION
+from harness.data import CLASSIFICATION, DATA
 from harness.peers import METHODS, ORACLE
 from harness.race import _version, run_task
 from harness.report import cpu_description, markdown_table, replace_markdown_section
 from harness.tables import (
     NEAR_BEST_ACCURACY,
-    NEAR_BEST_RATIO,
     cell_table,
     printable,
     summary_table,
@@ -80,7 +75,6 @@ DEFAULT_CSV = HERE / "results" / "bench_robust.csv"
 EPSILONS = (0.0, 0.1, 0.2, 0.3)
 
 QUICK = {
-    REGRESSION: {"data": ("generated", "boston"), "attacks": ("label", "cluster")},
     CLASSIFICATION: {
         "data": ("breast_cancer", "digits"),
         "attacks": ("random_flip", "fixed_class"),
@@ -143,10 +137,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="smoke configuration: 2 data sets and 2 attacks per task, eps 0.2, 2 seeds, at "
+        help="smoke configuration: 2 data sets and 2 attacks, eps 0.2, 2 seeds, at "
         f"most {QUICK['max_rows']} rows; never writes BENCHMARKS.md",
     )
-    parser.add_argument("--task", choices=[REGRESSION, CLASSIFICATION, "both"], default="both")
+    parser.add_argument(
+        "--task",
+        choices=[CLASSIFICATION],
+        default=CLASSIFICATION,
+        help="the race's one task (its regression task: scorecard.py)",
+    )
     parser.add_argument("--seeds", type=int, default=None, help="number of seeds (default 5)")
     parser.add_argument("--methods", default=None, help="comma-separated method names")
     parser.add_argument("--data", default=None, help="comma-separated data set names")
@@ -246,17 +245,11 @@ def task_section(
     runs = with_oracle(frame, task)
     methods = task_plan.methods
     cell = cell_table(runs, task, methods)
-    title = "Regression" if task == REGRESSION else "Classification"
-    what = (
-        "test RMSE / oracle's test RMSE (median over seeds; lower is better)"
-        if task == REGRESSION
-        else "test accuracy (median over seeds; higher is better)"
-    )
     lines = [
-        f"### {title}: {what}",
+        "### Classification: test accuracy (median over seeds; higher is better)",
         "",
         markdown_table(printable(cell, methods)),
-        f"### {title}: summary per method ({len(cell)} cells)",
+        f"### Classification: summary per method ({len(cell)} cells)",
         "",
         markdown_table(summary_table(runs, cell, task, methods)),
     ]
@@ -290,18 +283,14 @@ def describe(
         else f" Every data set is cut to a fixed random subset of at most {max_rows} rows."
     )
     lines = [
-        f"Protocol: per seed ({list(seeds)}), an 80/20 split (stratified for classification), x "
-        "(regression: and y) standardized with the clean training statistics, then eps of the "
-        f"training rows corrupted (eps in {list(eps)}; eps = 0 is the clean cell, attack "
-        "`none`); the test rows stay clean. Regression cells show test RMSE / the oracle's "
-        "(`krr_cv` on the uncorrupted training rows) of the same seed, median over seeds; "
-        "classification cells the test accuracy, median over seeds, and the summary the gap "
-        "oracle accuracy - accuracy (oracle: `svc_cv` on the uncorrupted rows). **Within 2%**: "
-        f"regression, median ratio <= {NEAR_BEST_RATIO} x the cell's best median ratio; "
-        f"classification, median accuracy >= the cell's best median accuracy - "
-        f"{NEAR_BEST_ACCURACY} (absolute). The oracle never competes. Worst = the largest "
-        "cell median. Fit time: the median over runs of `fit` wall seconds (one BLAS thread, "
-        "from the cache where a run was cached)." + cap,
+        f"Protocol: per seed ({list(seeds)}), a stratified 80/20 split, x standardized with the "
+        f"clean training statistics, then eps of the training rows corrupted (eps in {list(eps)}; "
+        "eps = 0 is the clean cell, attack `none`); the test rows stay clean. Cells show the test "
+        "accuracy, median over seeds, and the summary the gap oracle accuracy - accuracy (oracle: "
+        "`svc_cv` on the uncorrupted rows). **Within 2%**: median accuracy >= the cell's best "
+        f"median accuracy - {NEAR_BEST_ACCURACY} (absolute). The oracle never competes. Worst = "
+        "the largest cell median. Fit time: the median over runs of `fit` wall seconds (one "
+        "BLAS thread, from the cache where a run was cached)." + cap,
         "",
     ]
     for task_plan in plans:
@@ -333,7 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_before = os.getloadavg()
     started = time.perf_counter()
     cpu_self = resource.getrusage(resource.RUSAGE_SELF)
-    tasks = [REGRESSION, CLASSIFICATION] if args.task == "both" else [args.task]
+    tasks = [args.task]
     for kind, given, known in (
         ("method", _parse_list(args.methods), [m for t in tasks for m in METHODS[t]]),
         ("data set", _parse_list(args.data), [d for t in tasks for d in DATA[t]]),
@@ -371,7 +360,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines, runs = task_section(task_plan.task, frame, task_plan)
         body_tables += lines
         oracle = frame[frame["method"] == ORACLE].assign(oracle=lambda f: f["metric"])
-        oracle["relative"] = 1.0 if task_plan.task == REGRESSION else 0.0
+        oracle["relative"] = 0.0
         all_runs.append(pd.concat([runs, oracle], ignore_index=True))
 
     wall = time.perf_counter() - started
@@ -386,9 +375,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     csv = args.csv or (
         DEFAULT_CSV.with_name("bench_robust_quick.csv")
         if args.quick
-        else DEFAULT_CSV
-        if len(tasks) > 1
-        else DEFAULT_CSV.with_name(f"bench_robust_{tasks[0]}.csv")
+        else DEFAULT_CSV.with_name(f"bench_robust_{args.task}.csv")
     )
     csv.parent.mkdir(parents=True, exist_ok=True)
     columns = [
@@ -426,8 +413,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"`{csv.relative_to(HERE.parent) if csv.is_relative_to(HERE.parent) else csv}`.",
         "",
     ]
-    # one section per task when one task runs (each task has its own data, attacks and eps)
-    section = SECTION if len(tasks) > 1 else f"{SECTION}: {tasks[0]}"
+    section = f"{SECTION}: {args.task}"
     body = "\n".join(
         [section, "", *environment, *describe(plans, eps, seeds, max_rows), *body_tables]
     )

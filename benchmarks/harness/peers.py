@@ -1,5 +1,6 @@
-"""The methods of the robustness race as their users run them: each a factory (Context) -> unfitted
-estimator; the oracles, the cleanlab and statsmodels peers, and the rows a fitted method flags.
+"""The methods of the classification race as their users run them: each a factory (Context) ->
+unfitted estimator; the oracle, the cleanlab peers, the scorecard's KernelRidge + GridSearchCV,
+and the rows a fitted method flags. (The regression race's peers were retired with it at af4154f.)
 """
 
 from __future__ import annotations
@@ -10,34 +11,25 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.kernel_approximation import Nystroem
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.kernel_ridge import KernelRidge
-from sklearn.linear_model import HuberRegressor, LogisticRegression, RANSACRegressor, Ridge
+from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
-from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import LabelEncoder, StandardScaler
 from sklearn.svm import SVC
 
 from robustkernel import (
     SubquantileClassifier,
     SubquantileKernelClassifier,
-    SubquantileKernelRegressor,
 )
-from robustkernel.baselines import BASELINES
 
-from .data import CLASSIFICATION, REGRESSION
+from .data import CLASSIFICATION
 
 ORACLE = "oracle"
 CV_FOLDS = 5
-KRR_ALPHAS = tuple(float(a) for a in np.logspace(-3, 1, 5))
 SVC_CS = (0.1, 1.0, 10.0, 100.0)
 GAMMA_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)  # x 1 / n_features
-MAX_LANDMARKS = 300
-HUBER_RIDGE_ALPHA = 1.0  # Huber / RANSAC penalty on the Nystroem weights (= the SubQ default)
-RANSAC_MIN_SAMPLES = 0.5
-
-
 # ----------------------------------------------------------------------------------------------
 # Methods: each a factory (eps, n_samples, n_features, seed) -> unfitted estimator.
 
@@ -85,47 +77,6 @@ class Method:
     unavailable: Callable[[], str | None] = lambda: None
 
 
-class StatsmodelsRLM(RegressorMixin, BaseEstimator):
-    """Linear robust regression: statsmodels' RLM with Huber's T norm and an intercept."""
-
-    def fit(self, X: np.ndarray, y: np.ndarray) -> StatsmodelsRLM:
-        """Fit RLM(y, [1, X], HuberT()).
-
-        Parameters
-        ----------
-        X : ndarray of shape (n_samples, n_features)
-            Features.
-        y : ndarray of shape (n_samples,)
-            Target.
-
-        Returns
-        -------
-        self : StatsmodelsRLM
-            Fitted, with ``params_`` (intercept first).
-        """
-        import statsmodels.api as sm
-
-        design = sm.add_constant(np.asarray(X, float), has_constant="add")
-        model = sm.RLM(np.asarray(y, float), design, M=sm.robust.norms.HuberT())
-        self.params_ = np.asarray(model.fit().params)
-        return self
-
-    def predict(self, X: np.ndarray) -> np.ndarray:
-        """Linear predictions.
-
-        Parameters
-        ----------
-        X : ndarray of shape (n_samples, n_features)
-            Features.
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,)
-            Predictions.
-        """
-        return self.params_[0] + np.asarray(X, float) @ self.params_[1:]
-
-
 def _missing_module(module: str) -> str | None:
     """None if ``module`` imports, else the reason.
 
@@ -160,24 +111,6 @@ def _gammas(n_features: int) -> list[float]:
         The grid.
     """
     return [factor / n_features for factor in GAMMA_FACTORS]
-
-
-def krr_cv(context: Context) -> GridSearchCV:
-    """KernelRidge(rbf) tuned by 5-fold CV (R^2) over alpha x gamma.
-
-    Parameters
-    ----------
-    context : Context
-        The run.
-
-    Returns
-    -------
-    search : GridSearchCV
-        Unfitted.
-    """
-    grid = {"alpha": list(KRR_ALPHAS), "gamma": _gammas(context.n_features)}
-    folds = KFold(CV_FOLDS, shuffle=True, random_state=context.seed)
-    return GridSearchCV(KernelRidge(kernel="rbf"), grid, cv=folds)
 
 
 ISSUE_KRR_ALPHAS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
@@ -223,64 +156,6 @@ def svc_cv(context: Context) -> GridSearchCV:
     grid = {"C": list(SVC_CS), "gamma": _gammas(context.n_features)}
     folds = StratifiedKFold(CV_FOLDS, shuffle=True, random_state=context.seed)
     return GridSearchCV(SVC(kernel="rbf"), grid, cv=folds)
-
-
-def _nystroem(context: Context) -> Nystroem:
-    """RBF Nystroem features, gamma = 1 / n_features, min(300, n) landmarks.
-
-    Parameters
-    ----------
-    context : Context
-        The run.
-
-    Returns
-    -------
-    features : Nystroem
-        Unfitted.
-    """
-    return Nystroem(
-        gamma=1.0 / context.n_features,
-        n_components=min(MAX_LANDMARKS, context.n_samples),
-        random_state=context.seed,
-    )
-
-
-def huber_nystroem(context: Context) -> Pipeline:
-    """HuberRegressor (epsilon 1.35, alpha 1) on RBF Nystroem features.
-
-    Parameters
-    ----------
-    context : Context
-        The run.
-
-    Returns
-    -------
-    pipeline : Pipeline
-        Unfitted.
-    """
-    huber = HuberRegressor(alpha=HUBER_RIDGE_ALPHA, max_iter=1000)
-    return Pipeline([("features", _nystroem(context)), ("huber", huber)])
-
-
-def ransac_nystroem(context: Context) -> Pipeline:
-    """RANSACRegressor(Ridge(alpha 1), half the rows per sample) on RBF Nystroem features.
-
-    Parameters
-    ----------
-    context : Context
-        The run.
-
-    Returns
-    -------
-    pipeline : Pipeline
-        Unfitted.
-    """
-    ransac = RANSACRegressor(
-        Ridge(alpha=HUBER_RIDGE_ALPHA),
-        min_samples=RANSAC_MIN_SAMPLES,
-        random_state=context.seed,
-    )
-    return Pipeline([("features", _nystroem(context)), ("ransac", ransac)])
 
 
 def cleanlab_svc(context: Context, svc: SVC | None = None) -> Any:
@@ -366,69 +241,6 @@ class TunedCleanLearning(ClassifierMixin, BaseEstimator):
         return self.learner_.predict(X)
 
 
-REGRESSION_METHODS: dict[str, Method] = {
-    "subq_default": Method(
-        lambda c: SubquantileKernelRegressor(),
-        'SubquantileKernelRegressor(): the defaults, kernel, epsilon, alpha, gamma "auto", '
-        'refine="auto" (no knobs)',
-        library=True,
-    ),
-    "subq_rbf": Method(
-        lambda c: SubquantileKernelRegressor(kernel="rbf"),
-        'SubquantileKernelRegressor(kernel="rbf"): the defaults before kernel="auto" (the '
-        "rbf kernel, epsilon, alpha, gamma \"auto\", no high-breakdown start)",
-        library=True,
-    ),
-    "subq_true_eps": Method(
-        lambda c: SubquantileKernelRegressor(epsilon=c.eps),
-        "SubquantileKernelRegressor(epsilon=true eps), other parameters default",
-        library=True,
-    ),
-    "subq_papers": Method(
-        lambda c: SubquantileKernelRegressor(
-            epsilon=c.eps, kernel="rbf", alpha=1.0, gamma=None, refine=None
-        ),
-        "the papers' estimator: SubquantileKernelRegressor(epsilon=true eps, "
-        'kernel="rbf", alpha=1, gamma=None, refine=None)',
-        library=True,
-    ),
-    "subq_biweight": Method(
-        lambda c: SubquantileKernelRegressor(epsilon=c.eps, kernel="rbf", refine="biweight"),
-        'SubquantileKernelRegressor(epsilon=true eps, kernel="rbf", refine="biweight"): '
-        'the rbf kernel given, as kernel="auto" refuses refine="biweight"',
-        library=True,
-    ),
-    "krr_cv": Method(
-        krr_cv,
-        f"KernelRidge(rbf), {CV_FOLDS}-fold GridSearchCV: alpha in logspace(-3, 1, 5) x gamma "
-        f"in {GAMMA_FACTORS} / n_features",
-    ),
-    "huber_nystroem": Method(
-        huber_nystroem,
-        f"HuberRegressor(alpha={HUBER_RIDGE_ALPHA:g}) on Nystroem(rbf, gamma 1 / n_features, "
-        f"min({MAX_LANDMARKS}, n) landmarks)",
-    ),
-    "ransac_nystroem": Method(
-        ransac_nystroem,
-        f"RANSACRegressor(Ridge(alpha={HUBER_RIDGE_ALPHA:g}), min_samples="
-        f"{RANSAC_MIN_SAMPLES}) on the same Nystroem features",
-    ),
-    "term": Method(
-        lambda c: BASELINES["term"](REGRESSION),
-        "robustkernel.baselines TERM (tilted kernel ridge), defaults",
-        library=True,
-    ),
-    "sever": Method(
-        lambda c: BASELINES["sever"](REGRESSION, epsilon=c.eps),
-        "robustkernel.baselines SEVER(epsilon=true eps), defaults",
-        library=True,
-    ),
-    "statsmodels_rlm": Method(
-        lambda c: StatsmodelsRLM(),
-        "statsmodels RLM, linear, HuberT norm, with intercept",
-        unavailable=partial(_missing_module, "statsmodels"),
-    ),
-}
 CLASSIFICATION_METHODS: dict[str, Method] = {
     "subq_default": Method(
         lambda c: SubquantileKernelClassifier(),
@@ -497,9 +309,9 @@ CLASSIFICATION_METHODS: dict[str, Method] = {
         unavailable=partial(_missing_module, "cleanlab"),
     ),
 }
-METHODS = {REGRESSION: REGRESSION_METHODS, CLASSIFICATION: CLASSIFICATION_METHODS}
-ORACLES = {REGRESSION: krr_cv, CLASSIFICATION: svc_cv}
-METRIC_NAMES = {REGRESSION: "rmse", CLASSIFICATION: "accuracy"}
+METHODS = {CLASSIFICATION: CLASSIFICATION_METHODS}
+ORACLES = {CLASSIFICATION: svc_cv}
+METRIC_NAMES = {CLASSIFICATION: "accuracy"}
 
 
 def flagged_rows(model: Any) -> np.ndarray | None:

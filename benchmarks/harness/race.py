@@ -23,7 +23,7 @@ import robustkernel
 from robustkernel.reproduce._runs import cache_path, run_cached
 
 from .attacks import ATTACKS, CLEAN, MULTICLASS_ONLY, make_split
-from .data import CLASSIFICATION, DATA, REGRESSION, load_data
+from .data import CLASSIFICATION, DATA, load_data
 from .peers import (
     METHODS,
     ORACLE,
@@ -56,7 +56,7 @@ def run_one(key: dict[str, Any], *, data_home: str | None, max_rows: int | None)
     Returns
     -------
     row : dict
-        metric (test RMSE or accuracy; NaN if the fit raised), seconds (fit wall time),
+        metric (test accuracy; NaN if the fit raised), seconds (fit wall time),
         cpu_seconds (process CPU time of the whole run), n_train, n_corrupted, error, and
         flag_precision / flag_recall: of the rows the method flags (:func:`flagged_rows`)
         against the corrupted ones (NaN for a method that flags none by design).
@@ -82,10 +82,7 @@ def run_one(key: dict[str, Any], *, data_home: str | None, max_rows: int | None)
             model.fit(X_fit, y_fit)
             seconds = time.perf_counter() - start
             predicted = np.asarray(model.predict(split.X_test))
-        if task == REGRESSION:
-            metric = float(np.sqrt(np.mean((predicted - split.y_test) ** 2)))
-        else:
-            metric = float(np.mean(predicted == split.y_test))
+        metric = float(np.mean(predicted == split.y_test))
         if not np.isfinite(metric):
             error = "non-finite prediction"
         flagged = flagged_rows(model) if key["method"] != ORACLE else None
@@ -289,7 +286,7 @@ def run_task(
 
     Parameters
     ----------
-    task : {"regression", "classification"}
+    task : {"classification"}
         The task.
     data, attacks : sequence of str
         Data sets and attacks.

@@ -1,5 +1,5 @@
-"""The summaries of the robustness race: runs against the oracle of the same seed, a table per
-cell, the summary over cells.
+"""The summaries of the classification race (bench_robust.py): runs against the oracle of the
+same seed, a table per cell, the summary over cells.
 """
 
 from __future__ import annotations
@@ -8,11 +8,9 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from .data import REGRESSION
 from .peers import METRIC_NAMES, ORACLE
 
-NEAR_BEST_RATIO = 1.02  # regression: within 2 % of the best median RMSE ratio
-NEAR_BEST_ACCURACY = 0.02  # classification: within 2 accuracy points of the best median
+NEAR_BEST_ACCURACY = 0.02  # within 2 accuracy points of the best median
 
 
 # ----------------------------------------------------------------------------------------------
@@ -22,8 +20,7 @@ NEAR_BEST_ACCURACY = 0.02  # classification: within 2 accuracy points of the bes
 def with_oracle(frame: pd.DataFrame, task: str) -> pd.DataFrame:
     """Runs of the methods with the oracle's metric of the same seed and ``relative``.
 
-    ``relative`` is RMSE / oracle RMSE (regression) or oracle accuracy - accuracy
-    (classification): lower is better for both.
+    ``relative`` is oracle accuracy - accuracy: lower is better.
 
     Parameters
     ----------
@@ -40,18 +37,15 @@ def with_oracle(frame: pd.DataFrame, task: str) -> pd.DataFrame:
     cell = ["data", "attack", "eps", "seed"]
     oracle = frame[frame["method"] == ORACLE].set_index(cell)["metric"].rename("oracle")
     runs = frame[frame["method"] != ORACLE].join(oracle, on=cell)
-    if task == REGRESSION:
-        runs["relative"] = runs["metric"] / runs["oracle"]
-    else:
-        runs["relative"] = runs["oracle"] - runs["metric"]
+    runs["relative"] = runs["oracle"] - runs["metric"]
     return runs
 
 
 def cell_table(runs: pd.DataFrame, task: str, methods: Sequence[str]) -> pd.DataFrame:
     """Per cell: the oracle's median metric, each method's median, the best and the near-best.
 
-    Regression shows the median RMSE ratio to the oracle; classification the median accuracy.
-    Near-best ("within 2 %"): ratio <= 1.02 x best ratio; accuracy >= best accuracy - 0.02.
+    The cells show the median accuracy. Near-best ("within 2 %"): accuracy >= best accuracy -
+    0.02 (two points, absolute).
 
     Parameters
     ----------
@@ -67,19 +61,13 @@ def cell_table(runs: pd.DataFrame, task: str, methods: Sequence[str]) -> pd.Data
     table : DataFrame
         One row per cell; the method columns hold floats (NaN: every seed failed).
     """
-    value = "relative" if task == REGRESSION else "metric"
     cell = ["data", "attack", "eps"]
-    table = runs.pivot_table(index=cell, columns="method", values=value, aggfunc="median")
+    table = runs.pivot_table(index=cell, columns="method", values="metric", aggfunc="median")
     table = table.reindex(columns=list(methods))
     oracle = runs.groupby(cell)["oracle"].median()
-    if task == REGRESSION:
-        best_value = table.min(axis=1)
-        near = table.le(NEAR_BEST_RATIO * best_value, axis=0)
-        best = table.idxmin(axis=1)
-    else:
-        best_value = table.max(axis=1)
-        near = table.ge(best_value - NEAR_BEST_ACCURACY - 1e-12, axis=0)
-        best = table.idxmax(axis=1)
+    best_value = table.max(axis=1)
+    near = table.ge(best_value - NEAR_BEST_ACCURACY - 1e-12, axis=0)
+    best = table.idxmax(axis=1)
     table.insert(0, "oracle " + METRIC_NAMES[task], oracle.reindex(table.index))
     table["best"] = best
     table["within 2%"] = [", ".join(c for c in methods if row[c]) for _, row in near.iterrows()]
@@ -115,7 +103,7 @@ def summary_table(
         mine = runs[runs["method"] == name]
         n_near = sum(bool(near.get(name, False)) for near in cell["_near"])
         n_best = int((cell["best"] == name).sum())
-        label = "ratio to oracle" if task == REGRESSION else "accuracy gap to oracle"
+        label = "accuracy gap to oracle"
         rows.append(
             {
                 "method": name,

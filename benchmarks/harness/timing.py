@@ -1,10 +1,12 @@
-"""Timing helpers of the benchmarks: median fits, and a timing section with the machine, the
-load average and the wall time."""
+"""Timing helpers of the benchmarks: median fits, a timing section with the machine, the load
+average and the wall time, the CPU seconds of a process and its children, and a failed fit's
+error text."""
 
 from __future__ import annotations
 
 import os
 import platform
+import resource
 import shlex
 import statistics
 import time
@@ -19,6 +21,21 @@ import sklearn
 import robustkernel
 
 from .report import cpu_description, markdown_table, replace_markdown_section
+
+
+def cpu_seconds() -> float:
+    """User and system CPU seconds of this process and of its waited-for children (R, say)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def error_text(exc: BaseException) -> str:
+    """A failed fit's record: the exception's type and the first line of its message, at most
+    100 characters."""
+    lines = str(exc).strip().splitlines()
+    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    return text if len(text) <= 100 else text[:97] + "..."
 
 
 def timed(make: Callable[[], object], X, y, repeats: int) -> tuple[float, float, object]:
