@@ -45,8 +45,8 @@ html_show_sourcelink = False
 # Pages without sub-pages get no (empty) section navigation on the left.
 html_sidebars = {
     page: []
-    for page in ("install", "choosing", "user_guide", "benchmarks", "reproduction",
-                 "architecture", "changelog", "contributing")
+    for page in ("install", "choosing", "user_guide", "how_the_automatic_fit_works",
+                 "benchmarks", "reproduction", "architecture", "changelog", "contributing")
 }
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
