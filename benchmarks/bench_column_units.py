@@ -57,7 +57,7 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import QuantileTransformer  # noqa: E402
 
 from robustkernel import SubquantileKernelRegressor  # noqa: E402
-from robustkernel.subquantile import _feature_scaling  # noqa: E402
+from robustkernel.subquantile._automatic import feature_scaling as _feature_scaling  # noqa: E402
 
 SECTION = "## Column units for columns mostly one value (bench_column_units.py)"
 HERE = Path(__file__).resolve().parent

@@ -56,7 +56,7 @@ from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
-from robustkernel.subquantile._hyperparameters import ALPHAS, GAMMA_FACTORS
+from robustkernel.subquantile._automatic.hyperparameters import ALPHAS, GAMMA_FACTORS
 
 SECTION = "## Defaults at any size (bench_defaults_scale.py)"
 N_FEATURES = 8

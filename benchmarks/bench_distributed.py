@@ -36,7 +36,7 @@ from harness.report import cpu_description, markdown_table, replace_markdown_sec
 
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel.commands._parquet_fit import ParquetTable
-from robustkernel.subquantile import _distributed
+from robustkernel.subquantile._backends import distributed as _distributed
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADING = "## Scale out: one fit on Dask"

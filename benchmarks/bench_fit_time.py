@@ -53,7 +53,7 @@ from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
-from robustkernel.subquantile._hyperparameters import ALPHAS, gamma_grid
+from robustkernel.subquantile._automatic.hyperparameters import ALPHAS, gamma_grid
 
 SECTION = "## Fit time of the automatic configuration (bench_fit_time.py)"
 ISSUE_GRID = "KernelRidge + GridSearchCV (25 x 5 fits, scaled)"  # the scorecard's cost reference

@@ -45,7 +45,10 @@ from sklearn.metrics import log_loss
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.svm import SVC
 
-from robustkernel.subquantile._hyperparameters import CLASSIFIER_ALPHAS, CLASSIFIER_GAMMA_FACTORS
+from robustkernel.subquantile._automatic.hyperparameters import (
+    CLASSIFIER_ALPHAS,
+    CLASSIFIER_GAMMA_FACTORS,
+)
 
 SECTION = (
     "## Label noise at 2000 rows: the flags' probabilities and the final model "

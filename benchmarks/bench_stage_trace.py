@@ -6,7 +6,7 @@ from the truth (more than 3 noise standard deviations), how many wrong rows in a
 many correct rows are flagged or kept: the family's LTS half, each reweighting, the second
 stage (with its reference distribution) and the misfit rule; then the test RMSE to the
 truth. It reads the stages by wrapping the functions of
-``robustkernel.subquantile._high_breakdown`` that ``high_breakdown_start`` calls, so it
+``robustkernel.subquantile._automatic.high_breakdown`` that ``high_breakdown_start`` calls, so it
 traces whatever library is on ``PYTHONPATH`` (a candidate's worktree, say)::
 
     python benchmarks/bench_stage_trace.py linear sign_flip 0.3 1000 --seed 0
@@ -36,7 +36,7 @@ def trace(cell: Cell, seed: int, report: Callable[[str], None] = print) -> float
     """Fit the defaults on ``cell``'s data of ``seed``, reporting each stage; returns the
     test RMSE to the truth."""
     from robustkernel import SubquantileKernelRegressor
-    from robustkernel.subquantile import _high_breakdown as stages
+    from robustkernel.subquantile._automatic import high_breakdown as stages
 
     data = generate(cell, seed)
     bad, far = np.asarray(data.bad, dtype=bool), np.asarray(data.far, dtype=bool)

@@ -10,8 +10,8 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel._kernel_model.losses import SquaredLoss
-from robustkernel.subquantile._objective import FeatureProblem
-from robustkernel.subquantile._refits import FeatureRidgeSubsetFitter
+from robustkernel.subquantile._solve.objective import FeatureProblem
+from robustkernel.subquantile._solve.refits import FeatureRidgeSubsetFitter
 
 
 def _target(X):

@@ -18,7 +18,7 @@ ARCHITECTURE = (ROOT / "docs" / "architecture.md").read_text()
 
 
 def modules_in_tree() -> set[str]:
-    """Every Python file of the package, relative to it, e.g. ``subquantile/_base.py``."""
+    """Every Python file of the package, relative to it, e.g. ``trimming/selection.py``."""
     return {
         path.relative_to(PACKAGE).as_posix()
         for path in PACKAGE.rglob("*.py")
@@ -46,7 +46,7 @@ def test_every_documented_module_exists():
 
 def test_every_package_folder_is_drawn():
     folders = {path.parent.name for path in PACKAGE.rglob("__init__.py") if path.parent != PACKAGE}
-    drawn = set(re.findall(r"^[├└]── (\w+)/ ", ARCHITECTURE, flags=re.M))
+    drawn = set(re.findall(r"^[│ ]*[├└]── (\w+)/ ", ARCHITECTURE, flags=re.M))
     drawn |= {"subq_tables"}  # a sub-package of reproduce/, in the module table
     assert folders <= drawn, f"package folders missing from the tree: {sorted(folders - drawn)}"
 
@@ -116,7 +116,7 @@ NAME = PACKAGE.name
 
 
 def module_name(path: Path) -> str:
-    """``robustkernel.subquantile._base`` for ``subquantile/_base.py``; a package's
+    """``robustkernel.trimming.selection`` for ``trimming/selection.py``; a package's
     ``__init__.py`` is the package itself (``robustkernel.subquantile``)."""
     parts = (NAME, *path.relative_to(PACKAGE).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -178,7 +178,10 @@ def test_import_collector_sees_relative_absolute_and_lazy_imports():
     assert ("robustkernel.commands._fit_report", "robustkernel._report") in edges  # from .. import
     assert ("robustkernel._version_stamp", "robustkernel._version") in edges  # from ._version
     # inside a function: the lazy load of the PyTorch backend
-    lazy = ("robustkernel.subquantile._in_memory", "robustkernel.subquantile._torch_backend")
+    lazy = (
+        "robustkernel.subquantile._fit.in_memory",
+        "robustkernel.subquantile._backends.torch_backend",
+    )
     assert lazy in edges
     assert ("robustkernel.metric_kernel_ridge._cv", "robustkernel.subquantile") in edges
 
@@ -309,6 +312,80 @@ def test_outside_subquantile_only_its_init_is_imported():
         and imported != f"{NAME}.subquantile"
     )
     assert not private, "imports of subquantile's private modules:\n" + "\n".join(private)
+
+
+# Inside the SubQ engine, the same rule one level down: a part is a sub-package of
+# ``subquantile/`` or one of the few modules at its top, and imports only parts of lower rank.
+SUBQUANTILE = f"{NAME}.subquantile"
+SUBQUANTILE_LAYERS: dict[str, int] = {
+    # the objective on a fixed model space, the papers' solvers, exact refits, the M-step
+    "_solve": 0,
+    # what every backend returns to the estimator
+    "_result": 0,
+    # the automatic configuration's stages: units, components, alpha / gamma, epsilon, the
+    # high-breakdown start, the second stage
+    "_automatic": 1,
+    # the rules of each task (regression, classification); the prediction intervals
+    "_tasks": 2,
+    "_intervals": 2,
+    # the one validation of a fit's parameters
+    "_settings": 3,
+    # the Dask and GPU backends
+    "_backends": 4,
+    # the in-memory fit: weights, routes, stages
+    "_fit": 5,
+    # the estimators
+    "_estimators": 6,
+    # the engine's face (subquantile/__init__.py)
+    "__init__": 7,
+}
+TOP_MODULES_OF_SUBQUANTILE = 4  # besides __init__.py
+
+
+def subquantile_part(name: str) -> str | None:
+    """The part of ``subquantile/`` that the module ``name`` belongs to (None outside it)."""
+    if name == SUBQUANTILE:
+        return "__init__"
+    if not name.startswith(SUBQUANTILE + "."):
+        return None
+    return name[len(SUBQUANTILE) + 1:].split(".")[0]
+
+
+def test_every_part_of_subquantile_has_a_layer():
+    parts = {subquantile_part(name) for name in package_modules()} - {None}
+    assert parts == SUBQUANTILE_LAYERS.keys(), (
+        f"missing from SUBQUANTILE_LAYERS: {sorted(parts - SUBQUANTILE_LAYERS.keys())}; "
+        f"stale: {sorted(SUBQUANTILE_LAYERS.keys() - parts)}"
+    )
+
+
+def test_imports_inside_subquantile_point_down_its_layers():
+    upward = sorted(
+        f"{importer} ({subquantile_part(importer)}) imports {imported} "
+        f"({subquantile_part(imported)})"
+        for importer, imported in import_edges()
+        if subquantile_part(importer) is not None
+        and subquantile_part(imported) is not None
+        and subquantile_part(importer) != subquantile_part(imported)
+        and SUBQUANTILE_LAYERS[subquantile_part(imported)]
+        >= SUBQUANTILE_LAYERS[subquantile_part(importer)]
+    )
+    assert not upward, "imports that do not point to a lower layer:\n" + "\n".join(upward)
+
+
+def test_few_modules_at_the_top_of_subquantile():
+    top = sorted(
+        path.name for path in (PACKAGE / "subquantile").glob("*.py") if path.name != "__init__.py"
+    )
+    assert len(top) <= TOP_MODULES_OF_SUBQUANTILE, top
+
+
+def test_the_subquantile_layer_check_can_fail():
+    # an import running back up, from the solvers to the in-memory fit
+    importer, imported = f"{SUBQUANTILE}._solve.solvers", f"{SUBQUANTILE}._fit.in_memory"
+    assert SUBQUANTILE_LAYERS[subquantile_part(imported)] >= SUBQUANTILE_LAYERS[
+        subquantile_part(importer)
+    ]
 
 
 def test_one_smallest_and_one_round_limit():

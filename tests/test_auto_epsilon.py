@@ -24,11 +24,11 @@ from conftest import make_regression
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel._kernel_model.losses import SquaredLoss
 from robustkernel.corruption import contaminated_split, corrupt
-from robustkernel.subquantile._auto_epsilon import (
+from robustkernel.subquantile._automatic.auto_epsilon import (
     _feature_residual_variance_factors,
     _kernel_studentized_losses,
 )
-from robustkernel.subquantile._objective import Evaluation, FeatureProblem, Problem
+from robustkernel.subquantile._solve.objective import Evaluation, FeatureProblem, Problem
 from robustkernel.trimming import MAX_ROUNDS
 
 EPSILONS = (0.0, 0.05, 0.1, 0.2, 0.3)

@@ -10,7 +10,7 @@ from harness.planted import Cell, generate
 
 from conftest import load_benchmark
 from robustkernel import SubquantileKernelRegressor
-from robustkernel.subquantile import _high_breakdown
+from robustkernel.subquantile._automatic import high_breakdown as _high_breakdown
 
 trace_script = load_benchmark("bench_stage_trace")
 

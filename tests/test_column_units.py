@@ -11,7 +11,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from robustkernel import SubquantileKernelRegressor
-from robustkernel.subquantile._feature_scaling import RARE_SPAN, FeatureScaling
+from robustkernel.subquantile._automatic.feature_scaling import RARE_SPAN, FeatureScaling
 
 
 def _rain(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

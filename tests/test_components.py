@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
-from robustkernel.subquantile import _components
-from robustkernel.subquantile._components import resolve_components
+from robustkernel.subquantile._automatic import components as _components
+from robustkernel.subquantile._automatic.components import resolve_components
 
 GIB = 2**30
 

@@ -27,8 +27,8 @@ from test_high_breakdown import _hawkins_like
 from robustkernel import SubquantileKernelRegressor
 from robustkernel.corruption import contaminated_split
 from robustkernel.datasets import make_polynomial_regression
-from robustkernel.subquantile._route_high_breakdown import START_ROWS
-from robustkernel.subquantile._route_subsample import SELECTION_ROWS
+from robustkernel.subquantile._fit.route_high_breakdown import START_ROWS
+from robustkernel.subquantile._fit.route_subsample import SELECTION_ROWS
 
 
 def _bad_leverage_cluster(n: int, p: int = 5, share: float = 0.3, seed: int = 0):
@@ -161,7 +161,7 @@ def test_a_dask_fit_takes_the_kernel_and_the_inliers_of_its_sample():
 
 @pytest.mark.parametrize("size", [2, 3, 4, 5, 6, 7, 12])
 def test_random_starts_draw_one_clean_set_at_half_contamination_with_99_percent(size):
-    from robustkernel.subquantile._high_breakdown import N_STARTS, random_starts
+    from robustkernel.subquantile._automatic.high_breakdown import N_STARTS, random_starts
 
     count = random_starts(size)
     clean = 0.5**size
@@ -173,7 +173,7 @@ def test_random_starts_draw_one_clean_set_at_half_contamination_with_99_percent(
 
 
 def test_column_quantiles_with_integer_weights_equal_those_of_the_repeated_rows():
-    from robustkernel.subquantile._feature_scaling import _weighted_quantiles
+    from robustkernel.subquantile._automatic.feature_scaling import _weighted_quantiles
 
     rng = np.random.default_rng(0)
     qs = [0.05, 0.25, 0.5, 0.75, 0.95]
@@ -331,7 +331,7 @@ def test_sparse_rows_fit_as_the_dense_array(n, p, zeros, seed):
 
 
 def test_centring_sparse_rows_fills_only_the_columns_of_median_other_than_zero():
-    from robustkernel.subquantile._feature_scaling import UNIT_DECIMALS, FeatureScaling
+    from robustkernel.subquantile._automatic.feature_scaling import UNIT_DECIMALS, FeatureScaling
 
     rng = np.random.default_rng(0)
     X = rng.normal(2.0, 1.0, size=(200, 3))

@@ -10,7 +10,7 @@ import pytest
 
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel.corruption import corrupt
-from robustkernel.subquantile import _distributed
+from robustkernel.subquantile._backends import distributed as _distributed
 
 da = pytest.importorskip("dask.array", reason="the distributed fit needs the dask extra")
 distributed = pytest.importorskip("distributed", reason="the distributed fit needs the dask extra")

@@ -54,7 +54,7 @@ from robustkernel.baselines import (
 )
 from robustkernel.metric_kernel_ridge import MetricKernelRidge
 from robustkernel.metric_kernel_ridge._objective import kernel_argument, resolve_kernel
-from robustkernel.subquantile._feature_scaling import UNIT_DECIMALS
+from robustkernel.subquantile._automatic.feature_scaling import UNIT_DECIMALS
 
 GIB = 2**30
 MIB = 2**20
@@ -403,7 +403,7 @@ def test_auto_epsilon_on_one_row_is_clean(params):
 
 
 # Five rows, three of them identical: once SubQ trims two rows, the kept rows are one group of
-# near-duplicates (``subquantile/_groups.py``), the whole kept set.
+# near-duplicates (``subquantile/_automatic/groups.py``), the whole kept set.
 IDENTICAL_KEPT_X = np.array([[0.0, 0.0], [0.0, -1.0], [0.0, -1.0], [0.0, 1.0], [0.0, -1.0]])
 IDENTICAL_KEPT_Y = np.array([0.48984205, 0.35688701, 0.10541425, -0.93046804, -0.02925182])
 

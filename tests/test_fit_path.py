@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
-from robustkernel.subquantile import _solvers
+from robustkernel.subquantile._solve import solvers as _solvers
 
 GIVEN = {"epsilon": 0.1, "alpha": 0.1, "kernel": "rbf", "gamma": 0.5, "refine": None}
 """The papers' estimator at a given alpha and rbf gamma: the solver path (the default
@@ -53,14 +53,15 @@ def test_a_solver_added_to_the_registry_fits_and_is_refused_where_unsupported(mo
 
 
 def _setters(model, monkeypatch) -> set[tuple[str, str]]:
-    """(module file, attribute) of every attribute the fit sets on ``model``."""
+    """(module file with its folder, attribute) of every attribute the fit sets on
+    ``model``."""
     written: set[tuple[str, str]] = set()
     cls = type(model)
 
     def recording_setattr(self, name, value):
         if self is model:  # not the clones the fit makes (the intervals' fold models)
             caller = inspect.stack()[1].filename
-            written.add((Path(caller).name, name))
+            written.add(("/".join(Path(caller).parts[-2:]), name))
         object.__setattr__(self, name, value)
 
     monkeypatch.setattr(cls, "__setattr__", recording_setattr, raising=False)
@@ -85,7 +86,9 @@ def test_only_the_estimator_stores_the_fitted_state(model, weighted, monkeypatch
     weights = np.arange(y.size) % 3 if weighted else None
     model.fit(X, y, sample_weight=weights)
     modules = {module for module, _ in written}
-    assert modules <= {"_base.py", "estimator.py", "validation.py"}, written
+    assert modules <= {
+        "_estimators/base.py", "_kernel_model/estimator.py", "utils/validation.py"
+    }, written
     names = {name for _, name in written}
     assert {"inlier_mask_", "epsilon_", "alpha_", "gamma_", "outlier_scores_"} <= names
     assert not any(name.startswith("_") and name != "_single_output" for name in names), names
@@ -97,8 +100,10 @@ def test_the_dask_backend_stores_nothing_itself(monkeypatch):
     model = SubquantileKernelRegressor(n_components=10, random_state=0, **GIVEN)
     written = _setters(model, monkeypatch)
     model.fit(da.from_array(X, chunks=50), da.from_array(y, chunks=50))
-    assert {module for module, _ in written} <= {"_base.py", "estimator.py"}, written
-    assert ("_base.py", "n_features_in_") in written
+    assert {module for module, _ in written} <= {
+        "_estimators/base.py", "_kernel_model/estimator.py"
+    }, written
+    assert ("_estimators/base.py", "n_features_in_") in written
 
 
 def test_parameters_are_not_changed_by_a_fit():

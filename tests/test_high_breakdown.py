@@ -18,7 +18,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 from conftest import hawkins_like as _hawkins_like
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
-from robustkernel.subquantile._high_breakdown import (
+from robustkernel.subquantile._automatic.high_breakdown import (
     adaptive_flags,
     batched_ridge,
     kernel_lts,
@@ -553,7 +553,7 @@ def test_rows_of_tiny_magnitude_give_finite_studentized_losses_without_warnings(
 
 
 def test_the_cubic_family_needs_ten_rows_per_monomial():
-    from robustkernel.subquantile._high_breakdown import families
+    from robustkernel.subquantile._automatic.high_breakdown import families
 
     # monomials of degree <= 3 in p columns: 4 for one column, 84 for six
     assert "cubic" in families(40, 1) and "cubic" not in families(39, 1)

@@ -18,7 +18,7 @@ from sklearn.svm import SVC
 from robustkernel import SubquantileKernelClassifier
 from robustkernel._kernel_model.losses import HingeLoss
 from robustkernel._kernel_model.pairwise import PairwisePlatt, coupled, ovr_decision
-from robustkernel.subquantile._folds import FLAG_CALIBRATION_C, flag_probabilities
+from robustkernel.subquantile._automatic.folds import FLAG_CALIBRATION_C, flag_probabilities
 from robustkernel.trimming.label_flags import clearly_fewer_errors
 
 GIVEN = {"alpha": 0.05, "gamma": 0.5, "refine": None}  # C = 1 / (2 alpha) = 10

@@ -14,13 +14,13 @@ from sklearn.model_selection import GridSearchCV, KFold
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel._kernel_model.losses import BinaryLogLoss, SoftmaxLoss, SquaredLoss
 from robustkernel.corruption import contaminated_split
-from robustkernel.subquantile import _folds
-from robustkernel.subquantile._hyperparameters import (
+from robustkernel.subquantile._automatic import folds as _folds
+from robustkernel.subquantile._automatic.hyperparameters import (
     honest_residuals,
     robust_gamma,
     trimmed_mean,
 )
-from robustkernel.subquantile._objective import FeatureProblem, Problem
+from robustkernel.subquantile._solve.objective import FeatureProblem, Problem
 
 
 def _ridge_with_intercept(K, y, rows, alpha):

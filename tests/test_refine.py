@@ -13,8 +13,8 @@ from sklearn.preprocessing import StandardScaler
 from conftest import PAPERS
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel._kernel_model.losses import SquaredLoss
-from robustkernel.subquantile._objective import FeatureProblem, Problem
-from robustkernel.subquantile._refine import biweight, weighted_ridge
+from robustkernel.subquantile._solve.objective import FeatureProblem, Problem
+from robustkernel.subquantile._solve.refine import biweight, weighted_ridge
 
 
 def _weighted_fit_by_bordered_system(K, y, weights, alpha, design=None):

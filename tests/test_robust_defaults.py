@@ -19,7 +19,7 @@ from test_refine import _diabetes_scaled_rows
 from conftest import run_cli
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel.corruption import contaminated_split
-from robustkernel.subquantile._objective import ClassFloors
+from robustkernel.subquantile._solve.objective import ClassFloors
 
 
 def _rmse(model, X, y):

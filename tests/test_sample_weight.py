@@ -262,7 +262,7 @@ def test_duplicate_rows_fit_as_one_row_of_their_weight():
 def test_spread_kept_weight_matches_the_subquantile_of_repeated_rows():
     """Each copy's share of its distinct row's kept weight is what the subquantile of the
     repeated rows keeps (ties between copies: the first copies), checked by brute force."""
-    from robustkernel.subquantile._unique_rows import spread_kept_weight, unique_rows
+    from robustkernel.subquantile._fit.unique_rows import spread_kept_weight, unique_rows
     from robustkernel.trimming import kept_weights
 
     rng = np.random.default_rng(3)
@@ -281,7 +281,7 @@ def test_spread_kept_weight_matches_the_subquantile_of_repeated_rows():
 def test_unique_rows_of_sparse_rows_are_those_of_the_dense_rows():
     from scipy import sparse
 
-    from robustkernel.subquantile._unique_rows import unique_rows
+    from robustkernel.subquantile._fit.unique_rows import unique_rows
 
     rng = np.random.default_rng(4)
     distinct = rng.integers(0, 2, size=(6, 5)) * rng.normal(size=(6, 5))
@@ -304,7 +304,7 @@ def test_unique_rows_of_sparse_rows_are_those_of_the_dense_rows():
 def test_copies_are_found_as_sorting_the_rows_finds_them(scale):
     """The O(n)-memory check of duplicate rows (random projection, then exact comparison)
     against np.unique of the whole table, with features that overflow the projection too."""
-    from robustkernel.subquantile._unique_rows import unique_rows
+    from robustkernel.subquantile._fit.unique_rows import unique_rows
 
     rng = np.random.default_rng(7)
     for trial in range(30):

@@ -8,7 +8,7 @@ from scipy import stats
 
 from conftest import hawkins_like
 from robustkernel import SubquantileKernelRegressor
-from robustkernel.subquantile._second_stage import (
+from robustkernel.subquantile._automatic.second_stage import (
     EVIDENCE_COLUMNS,
     FLAG_LEVEL,
     UNUSUAL_X,
@@ -261,7 +261,7 @@ def test_held_out_residuals_are_kernel_ridge_fitted_on_the_other_folds_chosen_ro
     every row is given as kept."""
     from sklearn.kernel_ridge import KernelRidge
 
-    from robustkernel.subquantile._high_breakdown import Family, held_out_residuals
+    from robustkernel.subquantile._automatic.high_breakdown import Family, held_out_residuals
 
     rng = np.random.default_rng(7)
     X = rng.uniform(-2, 2, size=(90, 2))

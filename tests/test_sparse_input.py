@@ -8,7 +8,7 @@ from scipy import sparse
 
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel.corruption import corrupt
-from robustkernel.subquantile._hyperparameters import _median_with_zeros, robust_gamma
+from robustkernel.subquantile._automatic.hyperparameters import _median_with_zeros, robust_gamma
 
 
 def sparse_rows(n: int, seed: int = 0) -> np.ndarray:

@@ -16,9 +16,9 @@ from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor
 from robustkernel._fractions import n_kept
 from robustkernel._kernel_model.losses import BinaryLogLoss, SoftmaxLoss, SquaredLoss
 from robustkernel.corruption import contaminated_split
-from robustkernel.subquantile._objective import FeatureProblem, Problem
-from robustkernel.subquantile._refits import LbfgsSubsetFitter, RidgeSubsetFitter, SubsetFit
-from robustkernel.subquantile._solvers import _gradient, alternating
+from robustkernel.subquantile._solve.objective import FeatureProblem, Problem
+from robustkernel.subquantile._solve.refits import LbfgsSubsetFitter, RidgeSubsetFitter, SubsetFit
+from robustkernel.subquantile._solve.solvers import _gradient, alternating
 from robustkernel.trimming import ClassFloors, subquantile
 
 

@@ -15,7 +15,8 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import Ridge
 
 from robustkernel import SubquantileKernelRegressor
-from robustkernel.subquantile import _route_high_breakdown, _route_subsample
+from robustkernel.subquantile._fit import route_high_breakdown as _route_high_breakdown
+from robustkernel.subquantile._fit import route_subsample as _route_subsample
 
 
 def _contaminated(n: int, seed: int = 0):

@@ -13,7 +13,7 @@ from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.metrics.pairwise import pairwise_kernels  # noqa: E402
 
 from robustkernel import SubquantileKernelClassifier, SubquantileKernelRegressor  # noqa: E402
-from robustkernel.subquantile._torch_backend import DEVICE_KERNELS, DeviceKernel  # noqa: E402
+from robustkernel.subquantile._backends.torch_backend import DEVICE_KERNELS, DeviceKernel  # noqa: E402
 
 RTOL = 1e-8
 PAPERS = {"kernel": "rbf", "gamma": None, "refine": None}  # device= runs the papers' estimator

@@ -144,7 +144,7 @@ class Case:
 ALTERNATIVES = {"alpha": 0.1, "gamma": 0.5, "random_state": 0}
 SUBSAMPLE_ROWS = 2100
 """Rows of the fit that chooses alpha and gamma on a subsample: just above ``SELECTION_ROWS``
-(2000) of ``robustkernel.subquantile._in_memory``."""
+(2000) of ``robustkernel.subquantile._fit.in_memory``."""
 
 
 def cases() -> dict[str, Case]:

@@ -14,7 +14,7 @@ def fit_with_stage(X: np.ndarray, y: np.ndarray, **params) -> tuple:
     of y and the loss object."""
     from robustkernel import SubquantileKernelClassifier
     from robustkernel._kernel_model.losses import class_indices
-    from robustkernel.subquantile import _in_memory
+    from robustkernel.subquantile._fit import in_memory as _in_memory
 
     original = _in_memory.InMemoryFit._fit_label_noise
     seen = {}

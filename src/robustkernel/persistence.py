@@ -74,9 +74,9 @@ SKOPS_TRUSTED_TYPES: frozenset[str] = frozenset(
         "robustkernel.nn._mlp.SubquantileMLPRegressor",
         "robustkernel.metric_kernel_ridge._cv.MetricKernelRidgeCV",
         "robustkernel.metric_kernel_ridge._estimator.MetricKernelRidge",
-        "robustkernel.subquantile._estimators.SubquantileKernelClassifier",
-        "robustkernel.subquantile._estimators.SubquantileKernelRegressor",
-        "robustkernel.subquantile._features.PrecomputedNystroem",
+        "robustkernel.subquantile._estimators.classifier.SubquantileKernelClassifier",
+        "robustkernel.subquantile._estimators.regressor.SubquantileKernelRegressor",
+        "robustkernel.subquantile._solve.features.PrecomputedNystroem",
         # HistGradientBoostingRegressor / Classifier, the meta-estimators' default estimators
         "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor",
         # the kernel of MetricKernelRidgeCV(predictor="gaussian_process")'s final model (classes

@@ -14,10 +14,10 @@ follows fills the bottom of the scores. The fit of a robust regressor knows whic
    anybody;
 2. the residuals are put on one scale: sigma from the kept rows (their median squared residual
    over the chi^2(1) median), times a **local scale** that follows the noise where it grows with
-   x or with the fitted value (:func:`._second_stage.local_variance`: from kept rows only, so a
+   x or with the fitted value (:func:`.second_stage.local_variance`: from kept rows only, so a
    group of outliers cannot widen its own scale; shrunk to 1 where the noise is homoscedastic);
 3. the **clean rows' quantile** of the standardized scores |r| / (sigma s(x)): the reference
-   distribution of the clean residuals (:func:`._second_stage.fit_reference`, Student's t or the
+   distribution of the clean residuals (:func:`.second_stage.fit_reference`, Student's t or the
    normal, fitted to every row's score within 3 sigma: gross outliers do not enter) sets a
    cutoff c that a clean score exceeds with probability ``TAIL``; the scores beyond c are taken
    for outliers, and the interval's quantile at coverage 1 - a is the conformal order statistic
@@ -48,8 +48,8 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..trimming.out_of_fold import fit_rows, out_of_fold_losses
-from ._feature_scaling import FeatureScaling
-from ._second_stage import (
+from ._automatic.feature_scaling import FeatureScaling
+from ._automatic.second_stage import (
     LOCAL_X_ROWS,
     LocalVariance,
     fit_reference,
@@ -75,7 +75,7 @@ PASSES = 5
 NEIGHBOUR_SHARE = 0.05
 MIN_NEIGHBOURS = 30
 MAX_NEIGHBOURS = 200
-"""Passes of the local variance's clipping (:func:`._second_stage.local_variance`)."""
+"""Passes of the local variance's clipping (:func:`.second_stage.local_variance`)."""
 MIN_KEPT_ROWS = 2 * FOLDS
 """Fewer kept rows: no calibration (``predict_interval`` says why)."""
 _INTERNAL = ContextVar("robustkernel_internal_fit", default=False)

@@ -27,8 +27,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._hyperparameters import takes_gamma
-from ._solvers import SOLVERS, Solver, SolverOptions
+from ._automatic.hyperparameters import takes_gamma
+from ._solve.solvers import SOLVERS, Solver, SolverOptions
 from ._tasks import HINGE_LOSSES, Task, link_of
 
 InputKind = Literal["array", "weighted", "dask"]
@@ -227,7 +227,7 @@ def _resolve_kernel(params: Mapping[str, Any], task: Task) -> Mapping[str, Any]:
 def column_units(
     settings: FitSettings, task: Task
 ) -> Literal["spread", "standard deviation"] | None:
-    """The units the fit works in (:mod:`._feature_scaling`): "spread" (each column's robust
+    """The units the fit works in (:mod:`.feature_scaling`): "spread" (each column's robust
     centre and spread) where the regressor chooses its kernel (kernel="auto"); "standard
     deviation" (each column divided by it) where a classifier chooses the kernel's width
     (gamma="auto" with a kernel that takes a gamma: rbf, polynomial, laplacian, sigmoid, chi2);

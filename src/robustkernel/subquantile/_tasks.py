@@ -3,7 +3,7 @@
 A :class:`Task` holds every loss-specific rule of a fit: how the targets are encoded, which
 subset fitter minimizes the loss on kept rows, how rows are flagged and rejected, where the
 automatic configuration starts and which grids it searches. The fit itself
-(:mod:`._in_memory`, :mod:`._distributed`) is written once against this interface; the
+(:mod:`.in_memory`, :mod:`.distributed`) is written once against this interface; the
 estimator classes only name their task (``_task``).
 """
 
@@ -17,14 +17,14 @@ import numpy as np
 
 from .._kernel_model.estimator import EncodedTarget, encode_target
 from .._kernel_model.losses import LINKS, HingeLoss, Link, LinkSquaredLoss, Loss
-from ._auto_epsilon import (
+from ._automatic.auto_epsilon import (
     classification_flags,
     regression_flags,
     regression_honest_losses,
     regression_rejections,
     regression_start,
 )
-from ._hyperparameters import (
+from ._automatic.hyperparameters import (
     ALPHAS,
     CLASSIFIER_ALPHAS,
     CLASSIFIER_GAMMA_FACTORS,
@@ -34,8 +34,8 @@ from ._hyperparameters import (
     HINGE_GAMMA_FACTORS,
     START_ALPHA,
 )
-from ._objective import Evaluation, FeatureProblem, Problem
-from ._refits import (
+from ._solve.objective import Evaluation, FeatureProblem, Problem
+from ._solve.refits import (
     FeatureRidgeSubsetFitter,
     LbfgsSubsetFitter,
     RidgeSubsetFitter,

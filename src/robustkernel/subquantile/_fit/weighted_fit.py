@@ -1,6 +1,6 @@
 """The weighted front of the in-memory fit: :func:`fit_in_memory` leaves rows of weight 0 out,
 fits exact copies of rows once with their summed weights, and gives other weights the weighted
-subquantile (integer weights fit as repeated rows), around :class:`._in_memory.InMemoryFit`."""
+subquantile (integer weights fit as repeated rows), around :class:`.in_memory.InMemoryFit`."""
 
 from __future__ import annotations
 
@@ -10,20 +10,20 @@ from typing import Any
 import numpy as np
 from sklearn.utils import _safe_indexing
 
-from .._kernel_model.losses import (
+from ..._kernel_model.losses import (
     power_of_two_below,
 )
-from ..trimming import (
+from ...trimming import (
     MAX_EPSILON,
     weighted_subquantile,
 )
-from ._in_memory import InMemoryFit
-from ._result import FitResult
-from ._second_stage import flag_kinds
-from ._settings import FitSettings, unsupported
-from ._stage import MemoryCheck
-from ._tasks import Task
-from ._unique_rows import spread_kept_weight, unique_rows
+from .._automatic.second_stage import flag_kinds
+from .._result import FitResult
+from .._settings import FitSettings, unsupported
+from .._tasks import Task
+from .in_memory import InMemoryFit
+from .stage import MemoryCheck
+from .unique_rows import spread_kept_weight, unique_rows
 
 
 def fit_in_memory(
@@ -38,7 +38,7 @@ def fit_in_memory(
 
     Rows of weight 0 are left out (``FitResult.rows`` names the others). With weights, or
     exact duplicate rows, the fit runs on the distinct rows weighing the weight of their copies
-    (:mod:`._unique_rows`), so that integer weights fit exactly as repeated rows, whatever the
+    (:mod:`.unique_rows`), so that integer weights fit exactly as repeated rows, whatever the
     configuration; the per-row results are then spread back to the given rows. (A precomputed
     kernel, and the options the weighted fit does not support, fit the given rows. kernel="auto"
     runs its high-breakdown start on the distinct rows, each once: copies would predict one

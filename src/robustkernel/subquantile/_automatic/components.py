@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from .._memory import available_memory
+from ..._memory import available_memory
 
 EXACT_ROWS = 4000
 COMPONENTS_PER_ROOT = 5  # m = ceil(5 sqrt(n))

@@ -32,15 +32,15 @@ from scipy.linalg import eigh
 from sklearn.metrics.pairwise import KERNEL_PARAMS
 from sklearn.utils.sparsefuncs import mean_variance_axis
 
-from .._kernel_model.losses import (
+from ..._kernel_model.losses import (
     LinkSquaredLoss,
     SquaredLoss,
     class_indices,
 )
-from .._memory import row_chunks
-from ._folds import out_of_fold_outputs
-from ._groups import deletable_groups
-from ._objective import FeatureProblem, Problem
+from ..._memory import row_chunks
+from .._solve.objective import FeatureProblem, Problem
+from .folds import out_of_fold_outputs
+from .groups import deletable_groups
 
 ALPHAS = tuple(float(a) for a in np.logspace(-4, 1, 11))
 GAMMA_FACTORS = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)  # times 1 / (n_features var(X))
@@ -138,9 +138,9 @@ def kernel_honest_residuals(
 ) -> np.ndarray:
     """Kernel ridge: leave-one-out residuals c_i / G_ii (G the inverse of the bordered system
     of kernel ridge with intercept, c = G y) for the kept rows; for a group of near-duplicate
-    kept rows (``_groups``), the residuals of the fit without the whole group, (G_gg)^-1 c_g
-    (:func:`~robustkernel.subquantile._groups.deletable_groups`: not a group of every kept row
-    with an intercept, which leaves nothing to fit).
+    kept rows (``groups``), the residuals of the fit without the whole group, (G_gg)^-1 c_g
+    (:func:`~robustkernel.subquantile._automatic.groups.deletable_groups`: not a group of every
+    kept row with an intercept, which leaves nothing to fit).
     """
     K_kept = K[np.ix_(kept, kept)]
     groups = deletable_groups(K_kept, fit_intercept)

@@ -14,9 +14,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.kernel_approximation import Nystroem, RBFSampler
 from sklearn.utils import check_random_state
 
-from .._kernel_model.kernels import NON_FINITE_FEATURES, check_finite
-from .._memory import row_chunks
-from .._version_stamp import VersionStamped
+from ..._kernel_model.kernels import NON_FINITE_FEATURES, check_finite
+from ..._memory import row_chunks
+from ..._version_stamp import VersionStamped
 
 APPROXIMATIONS = ("nystroem", "rff")
 

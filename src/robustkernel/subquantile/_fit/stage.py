@@ -9,10 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import TransformerMixin
 
-from .._kernel_model.pairwise import PairwisePlatt
-from ._objective import FeatureProblem, Problem
-from ._refine import Refinement
-from ._solvers import SolverResult
+from ..._kernel_model.pairwise import PairwisePlatt
+from .._solve.objective import FeatureProblem, Problem
+from .._solve.refine import Refinement
+from .._solve.solvers import SolverResult
 
 Candidates = tuple[list[float], list[float | None]]
 """The alphas and the gammas a fit chooses from (one each where given)."""

@@ -13,16 +13,16 @@ from functools import partial
 import numpy as np
 from sklearn.base import TransformerMixin
 
-from .._kernel_model.losses import (
+from ..._kernel_model.losses import (
     ForwardCorrectedLoss,
     HingeLoss,
     class_indices,
     class_probabilities,
 )
-from ..trimming import ClassFloors, flag_rounds, label_flags
-from ._folds import flag_probabilities, fold_probabilities, out_of_fold_outputs
-from ._objective import FeatureProblem, Problem
-from ._stage import Candidates, Stage
+from ...trimming import ClassFloors, flag_rounds, label_flags
+from .._automatic.folds import flag_probabilities, fold_probabilities, out_of_fold_outputs
+from .._solve.objective import FeatureProblem, Problem
+from .stage import Candidates, Stage
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class OutOfFoldChoice:
 
 
 class LabelNoiseRoute:
-    """The label-noise route's steps, mixed into :class:`._in_memory.InMemoryFit` (they use its
+    """The label-noise route's steps, mixed into :class:`.in_memory.InMemoryFit` (they use its
     settings, rows and core steps)."""
 
     def _label_noise_stage(self, candidates: Candidates) -> Stage:
@@ -113,8 +113,8 @@ class LabelNoiseRoute:
            matrix (:meth:`_forward_corrected`; the flagged rows stay flagged).
 
         The hinge losses' flags read a multinomial regression on the pairs' out-of-fold votes
-        (:func:`._folds.flag_probabilities`); the no-signal guard and ``predict_proba`` read
-        Platt's sigmoids of the pairs' outputs, coupled (:func:`._folds.fold_probabilities`,
+        (:func:`.folds.flag_probabilities`); the no-signal guard and ``predict_proba`` read
+        Platt's sigmoids of the pairs' outputs, coupled (:func:`.folds.fold_probabilities`,
         those of the final choice). Where the labels are unpredictable nothing is flagged, with
         a warning (``warn``), and the stage has no ``fold_outputs``.
         """

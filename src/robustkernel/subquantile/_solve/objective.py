@@ -19,10 +19,10 @@ import numpy as np
 from scipy.sparse.linalg import LinearOperator
 from scipy.special import expit
 
-from .._kernel_model.kernels import top_eigenvalue
-from .._kernel_model.losses import Loss
-from ..trimming import ClassFloors, subquantile, weighted_subquantile
-from ._features import chunked_product, chunked_transpose_product
+from ..._kernel_model.kernels import top_eigenvalue
+from ..._kernel_model.losses import Loss
+from ...trimming import ClassFloors, subquantile, weighted_subquantile
+from .features import chunked_product, chunked_transpose_product
 
 Coefficients = tuple[np.ndarray, np.ndarray]
 """Dual coefficients (or feature weights) w of shape (n, C) and intercept b of shape (C,)."""
@@ -148,7 +148,7 @@ class Problem(_Objective):
 
     The gradient in f is taken in the RKHS (functional gradient), so ``backward`` is the identity.
     ``K`` is an ndarray, or any n x n matrix object whose ``@`` takes and returns ndarrays and
-    that SciPy accepts as a linear operator (the device kernel of ``_torch_backend``).
+    that SciPy accepts as a linear operator (the device kernel of ``torch_backend``).
     """
 
     K: np.ndarray = field(kw_only=True)

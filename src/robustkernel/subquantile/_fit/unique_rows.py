@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from .._kernel_model.losses import power_of_two_below
-from .._memory import row_chunks
+from ..._kernel_model.losses import power_of_two_below
+from ..._memory import row_chunks
 
 
 @dataclass(frozen=True)

@@ -12,18 +12,18 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from .._kernel_model.estimator import KERNEL_CONSTRAINTS, KernelModel
-from .._kernel_model.kernels import KERNELS
-from ._components import resolve_components
-from ._distributed import distributed_fit
-from ._feature_scaling import FeatureScaling, feature_scaling
-from ._features import APPROXIMATIONS, predict_in_chunks
-from ._intervals import internal_fits
-from ._result import FitResult
-from ._settings import column_units, input_kind, is_dask_array, validate_settings
-from ._solvers import SOLVERS
-from ._tasks import Task
-from ._weighted_fit import fit_in_memory
+from ..._kernel_model.estimator import KERNEL_CONSTRAINTS, KernelModel
+from ..._kernel_model.kernels import KERNELS
+from .._automatic.components import resolve_components
+from .._automatic.feature_scaling import FeatureScaling, feature_scaling
+from .._backends.distributed import distributed_fit
+from .._fit.weighted_fit import fit_in_memory
+from .._intervals import internal_fits
+from .._result import FitResult
+from .._settings import column_units, input_kind, is_dask_array, validate_settings
+from .._solve.features import APPROXIMATIONS, predict_in_chunks
+from .._solve.solvers import SOLVERS
+from .._tasks import Task
 
 ROW_ATTRIBUTES = ("inlier_mask_", "outlier_scores_", "row_weights_")
 ROW_ATTRIBUTES_KEY = "_row_attributes"
@@ -77,7 +77,9 @@ def _on_a_live_cluster(array: Any) -> bool:
 class BaseSubquantile(KernelModel):
     """Kernel model fitted on the (1 - epsilon) fraction of rows it explains best.
 
-    Subclasses name their :class:`._tasks.Task` (``_task``: the loss, its subset fitters, the
+    Subclasses write their own ``__init__`` (every parameter of ``_parameter_constraints``,
+    plus their own: the regressor's link, the classifier's loss), name their
+    :class:`~robustkernel.subquantile._tasks.Task` (``_task``: the loss, its subset fitters, the
     rules of the automatic configuration) and score left-out rows (``_row_losses``).
     """
 
@@ -109,63 +111,6 @@ class BaseSubquantile(KernelModel):
         "device": [str, None],
     }
     _task: ClassVar[Task]  # the loss-specific rules (``_tasks.REGRESSION`` / ``CLASSIFICATION``)
-
-    def __init__(
-        self,
-        epsilon: float | str = "auto",
-        *,
-        alpha: float | str = "auto",
-        kernel: str | Any = "rbf",
-        gamma: float | str | None = "auto",
-        degree: float = 3,
-        coef0: float = 1,
-        kernel_params: dict[str, Any] | None = None,
-        n_components: int | str | None = "auto",
-        approximation: str = "nystroem",
-        dtype: str | type = "float64",
-        fit_intercept: bool = True,
-        solver: str = "alternating",
-        max_iter: int | None = None,
-        tol: float = 1e-6,
-        init: str | np.ndarray = "erm",
-        n_init: int = 1,
-        init_size: int = 20,
-        radius: float | None = None,
-        refine: str | None = "auto",
-        smoothing: float | None = None,
-        momentum: float = 0.9,
-        line_search: bool = False,
-        n_iter_no_change: int = 5,
-        random_state: int | np.random.RandomState | None = None,
-        verbose: int = 0,
-        device: str | None = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.alpha = alpha
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.kernel_params = kernel_params
-        self.n_components = n_components
-        self.approximation = approximation
-        self.dtype = dtype
-        self.fit_intercept = fit_intercept
-        self.solver = solver
-        self.max_iter = max_iter
-        self.tol = tol
-        self.init = init
-        self.n_init = n_init
-        self.init_size = init_size
-        self.radius = radius
-        self.refine = refine
-        self.smoothing = smoothing
-        self.momentum = momentum
-        self.line_search = line_search
-        self.n_iter_no_change = n_iter_no_change
-        self.random_state = random_state
-        self.verbose = verbose
-        self.device = device
 
     # -- fitting -----------------------------------------------------------------------------
 
@@ -203,7 +148,7 @@ class BaseSubquantile(KernelModel):
             if np.all(sample_weight == 1.0):
                 sample_weight = None
         settings = validate_settings(params, self._task, input_kind(X, sample_weight), name)
-        # in units of each column's spread or standard deviation (:mod:`._feature_scaling`)
+        # in units of each column's spread or standard deviation (:mod:`.feature_scaling`)
         # where the fit chooses the kernel or its width (:func:`._settings.column_units`)
         units = column_units(settings, self._task)
         scaling = None
@@ -353,7 +298,7 @@ class BaseSubquantile(KernelModel):
     def _fitted_units(self, X: Any) -> Any:
         """Query rows ``X`` (validated, in the units given) in the units the model was fitted
         in: kernel="auto" fits in units of each column's spread (``feature_center_``,
-        ``feature_scale_``; :mod:`._feature_scaling`); other fits in the units given."""
+        ``feature_scale_``; :mod:`.feature_scaling`); other fits in the units given."""
         if not hasattr(self, "feature_scale_"):
             return X
         return FeatureScaling(self.feature_center_, self.feature_scale_).transform(X)

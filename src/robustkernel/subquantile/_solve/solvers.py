@@ -1,11 +1,11 @@
 """Solvers of the Subquantile objective: alternating (trimmed full solves) and gradient methods.
 
-Every solver works on a :class:`~robustkernel.subquantile._objective.Problem` (exact kernel
-model) or a :class:`~robustkernel.subquantile._objective.FeatureProblem` (approximate features)
-through their shared interface, and returns a :class:`SolverResult`; the estimators only choose
-the loss and the subset fitter. :data:`SOLVERS` is the registry: a solver's name, its default
-iteration cap, which options it takes and how it runs; the parameter validation and the fit read
-it, so a new solver is one function and one entry here.
+Every solver works on a :class:`~robustkernel.subquantile._solve.objective.Problem` (exact
+kernel model) or a :class:`~robustkernel.subquantile._solve.objective.FeatureProblem`
+(approximate features) through their shared interface, and returns a :class:`SolverResult`;
+the estimators only choose the loss and the subset fitter. :data:`SOLVERS` is the registry: a
+solver's name, its default iteration cap, which options it takes and how it runs; the parameter
+validation and the fit read it, so a new solver is one function and one entry here.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..trimming import alternate
-from ._objective import Coefficients, Evaluation, FeatureProblem, Problem, smooth_weights
+from ...trimming import alternate
+from .objective import Coefficients, Evaluation, FeatureProblem, Problem, smooth_weights
 
 Refit = Callable[[np.ndarray, np.ndarray, np.ndarray], Coefficients]
 """``fit_subset(mask, w0, b0)``: the minimizer on the kept rows under the problem's constraint."""

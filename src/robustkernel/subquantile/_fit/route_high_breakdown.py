@@ -1,5 +1,5 @@
 """The high-breakdown route of the in-memory fit (kernel="auto"): the kernel and the inliers from
-the high-breakdown start (:func:`._high_breakdown.high_breakdown_start`), then the model on
+the high-breakdown start (:func:`.high_breakdown.high_breakdown_start`), then the model on
 those rows; above ``SELECTION_ROWS`` rows, or with features, the start runs on ``START_ROWS``
 rows and the model on every row follows from it (the subsample route's pilot steps)."""
 
@@ -10,14 +10,14 @@ from dataclasses import replace
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._fractions import n_kept
-from .._progress import step, step_bar
-from ..trimming import MAX_EPSILON, smallest
-from ._high_breakdown import START_MATRICES, Start, high_breakdown_start
-from ._result import FitResult
-from ._route_subsample import SELECTION_ROWS
-from ._second_stage import evidence_table
-from ._stage import Stage
+from ..._fractions import n_kept
+from ..._progress import step, step_bar
+from ...trimming import MAX_EPSILON, smallest
+from .._automatic.high_breakdown import START_MATRICES, Start, high_breakdown_start
+from .._automatic.second_stage import evidence_table
+from .._result import FitResult
+from .route_subsample import SELECTION_ROWS
+from .stage import Stage
 
 START_ROWS = 1000
 """kernel="auto" on more than ``SELECTION_ROWS`` rows (or with features): its high-breakdown
@@ -26,7 +26,7 @@ the start's trimmed fits cost O(h^3) each, 41 of a 51 s fit at 3000 rows with 20
 
 
 class HighBreakdownRoute:
-    """The high-breakdown route's steps, mixed into :class:`._in_memory.InMemoryFit` (they use
+    """The high-breakdown route's steps, mixed into :class:`.in_memory.InMemoryFit` (they use
     its settings, rows and core steps)."""
 
     def _run_from_high_breakdown(self) -> FitResult:
@@ -55,7 +55,7 @@ class HighBreakdownRoute:
 
     def _high_breakdown_stage(self) -> tuple[Stage, Start]:
         """The start on every row of the exact model
-        (:func:`._high_breakdown.high_breakdown_start`): the kernel it chooses replaces "auto"
+        (:func:`.high_breakdown.high_breakdown_start`): the kernel it chooses replaces "auto"
         in the settings, and the model is fitted on the rows it keeps (:meth:`_fit_on_rows`):
         its reweighting's rows where epsilon="auto", else the (1 - epsilon) n rows of smallest
         standardized residual (exactly: the refine rules trim no more)."""

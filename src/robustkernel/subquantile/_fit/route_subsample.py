@@ -11,18 +11,16 @@ import numpy as np
 from sklearn.base import TransformerMixin
 from sklearn.utils import _safe_indexing, check_random_state
 
-from .._fractions import n_kept
-from .._kernel_model.kernels import compute_kernel, kernel_params
-from .._kernel_model.losses import LinkSquaredLoss, SquaredLoss
-from .._memory import row_chunks
-from ..trimming import MAX_EPSILON, beyond_scale, smallest, truncated_variance
-from . import _auto_epsilon, _hyperparameters
-from ._features import predict_in_chunks
-from ._high_breakdown import adaptive_flags
-from ._hyperparameters import resolvable_alpha, squared_norm
-from ._objective import FeatureProblem, Problem
-from ._refits import SubsetFit
-from ._second_stage import (
+from ..._fractions import n_kept
+from ..._kernel_model.kernels import compute_kernel, kernel_params
+from ..._kernel_model.losses import LinkSquaredLoss, SquaredLoss
+from ..._memory import row_chunks
+from ...trimming import MAX_EPSILON, beyond_scale, smallest, truncated_variance
+from .._automatic import auto_epsilon as _auto_epsilon
+from .._automatic import hyperparameters as _hyperparameters
+from .._automatic.high_breakdown import adaptive_flags
+from .._automatic.hyperparameters import resolvable_alpha, squared_norm
+from .._automatic.second_stage import (
     FLAG_LEVEL,
     LOCAL_X_ROWS,
     Evidence,
@@ -30,8 +28,11 @@ from ._second_stage import (
     robust_z,
     x_distance,
 )
-from ._settings import FitSettings
-from ._stage import Candidates, Stage
+from .._settings import FitSettings
+from .._solve.features import predict_in_chunks
+from .._solve.objective import FeatureProblem, Problem
+from .._solve.refits import SubsetFit
+from .stage import Candidates, Stage
 
 if TYPE_CHECKING:
     from typing import Self  # the host the routes are mixed into (InMemoryFit)
@@ -46,7 +47,7 @@ once the Gram matrix is factorized)."""
 
 
 class SubsampleRoute:
-    """The subsample route's steps, mixed into :class:`._in_memory.InMemoryFit` (they use its
+    """The subsample route's steps, mixed into :class:`.in_memory.InMemoryFit` (they use its
     settings, rows and core steps); the high-breakdown route's sampled start ends with its pilot
     steps (:meth:`_fit_from_pilot`)."""
 
@@ -70,7 +71,7 @@ class SubsampleRoute:
         1. On ``SELECTION_ROWS`` rows drawn at random, a pilot fit (at the given or estimated
            epsilon) at the starting alpha and the middle gamma of the grid (``robust_gamma``)
            finds the inliers; every (gamma, alpha) is scored by leave-one-out on those fixed
-           rows (:func:`._hyperparameters.select` with ``kept_only``: one eigendecomposition
+           rows (:func:`.hyperparameters.select` with ``kept_only``: one eigendecomposition
            per gamma). Scoring each gamma on the rows its own trimmed fit keeps lets a smooth,
            biased fit trim its own errors (20,000 rows: test RMSE 0.64 against 0.49).
         2. Every row is scored by its residual under the pilot model; the share of the rows the
@@ -248,7 +249,7 @@ class SubsampleRoute:
         self, stage: Stage, studentized: np.ndarray, flagged: np.ndarray
     ) -> np.ndarray:
         """The flags of kernel="auto" on every row, as its second stage gives them
-        (:mod:`._second_stage`, one round: no refit): of the rows the adaptive cutoff
+        (:mod:`.second_stage`, one round: no refit): of the rows the adaptive cutoff
         ``flagged``, those whose p-value under the fit of ``stage`` is below ``FLAG_LEVEL``.
         The local scale follows x up to ``LOCAL_X_ROWS`` dense rows, the fitted value beyond.
         Keeps the rows' evidence in ``self.row_evidence`` (residuals of the fit: in sample

@@ -57,20 +57,20 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
-from .._fractions import n_kept
-from .._kernel_model.estimator import single_class_error
-from .._kernel_model.kernels import kernel_params
-from .._kernel_model.losses import BinaryLogLoss, HingeLoss, Loss, SoftmaxLoss, SquaredLoss
-from .._kernel_model.pairwise import PairwisePlatt
-from ..trimming import REJECTION_LEVEL, alternate, drop_implausible
-from ._feature_scaling import FeatureScaling
-from ._features import fit_feature_map
-from ._objective import Evaluation
-from ._refits import ROUGH_TOL, gram_top_directions, lbfgs_penalized, ridge_from_sums
-from ._result import FitResult
-from ._settings import FitSettings, column_units, is_dask_array
-from ._solvers import SolverResult
-from ._tasks import Task
+from ..._fractions import n_kept
+from ..._kernel_model.estimator import single_class_error
+from ..._kernel_model.kernels import kernel_params
+from ..._kernel_model.losses import BinaryLogLoss, HingeLoss, Loss, SoftmaxLoss, SquaredLoss
+from ..._kernel_model.pairwise import PairwisePlatt
+from ...trimming import REJECTION_LEVEL, alternate, drop_implausible
+from .._automatic.feature_scaling import FeatureScaling
+from .._result import FitResult
+from .._settings import FitSettings, column_units, is_dask_array
+from .._solve.features import fit_feature_map
+from .._solve.objective import Evaluation
+from .._solve.refits import ROUGH_TOL, gram_top_directions, lbfgs_penalized, ridge_from_sums
+from .._solve.solvers import SolverResult
+from .._tasks import Task
 
 AUTO_SAMPLE_ROWS = 20_000
 PERMUTED_ROWS = 100_000  # landmarks drawn as Nystroem.fit draws them up to this many rows
@@ -433,7 +433,7 @@ def _lbfgs_fitter(
 ) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
     """fit(mask, w0, b0) -> (theta, b): logistic / softmax on the kept rows by L-BFGS, every
     objective and gradient evaluation one pass over the chunks, preconditioned along ``top``
-    (:func:`._refits.gram_top_directions`)."""
+    (:func:`.refits.gram_top_directions`)."""
     m, C, loss = data.m, data.C, data.loss
 
     def fit(mask: Any, w0: np.ndarray, b0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -635,7 +635,7 @@ def _scaled_losses(losses: np.ndarray, factors: np.ndarray) -> np.ndarray:
 
 def _variance_factors(data: _ChunkedData, kept: Any, alpha: float, fit_intercept: bool) -> Any:
     """1 / (1 - q_i) for kept rows, 1 / (1 + q_i) for the others, q_i = x_i^T A^-1 x_i with
-    x_i = (1, z_i) and A the kept rows' ridge matrix (``_auto_epsilon``'s feature version)."""
+    x_i = (1, z_i) and A the kept rows' ridge matrix (``auto_epsilon``'s feature version)."""
     m = data.m
     s = data.design(kept)
     A = np.zeros((m + 1, m + 1))

@@ -16,7 +16,7 @@ Gervini & Yohai, "A class of robust and fully efficient regression estimators", 
   kept rows, keep the h rows of smallest honest residual) on a nested subsample of at most
   ``SUBSAMPLE_ROWS`` rows; the ``N_BEST`` best then concentrate on every row until the kept
   set repeats. Residuals are honest -- leave-one-out for the kept rows (leave-group-out for
-  near-duplicates, :mod:`._groups`), out of sample for the others -- because in-sample losses
+  near-duplicates, :mod:`.groups`), out of sample for the others -- because in-sample losses
   prefer a kernel that interpolates any half. Starts are compared by the mean leave-one-out
   squared residual of their h kept rows.
 * :func:`adaptive_flags` -- Gervini and Yohai's adaptive cutoff: the standardized residuals'
@@ -38,13 +38,13 @@ from scipy.linalg.lapack import dpotri
 from scipy.stats import chi2
 from sklearn.utils import check_random_state
 
-from .._kernel_model.kernels import check_fit_kernel, compute_kernel
-from .._progress import step
-from ..trimming import smallest, truncated_variance
-from ._auto_epsilon import added_row_factors
-from ._groups import duplicate_groups
-from ._hyperparameters import ALPHAS, MIN_TRIM, kernel_honest_residuals, trimmed_mean
-from ._second_stage import Evidence, release_misfit, second_stage
+from ..._kernel_model.kernels import check_fit_kernel, compute_kernel
+from ..._progress import step
+from ...trimming import smallest, truncated_variance
+from .auto_epsilon import added_row_factors
+from .groups import duplicate_groups
+from .hyperparameters import ALPHAS, MIN_TRIM, kernel_honest_residuals, trimmed_mean
+from .second_stage import Evidence, release_misfit, second_stage
 
 N_STARTS = 500  # random elemental starts, at most (FAST-LTS's count)
 START_CONFIDENCE = 0.99  # of drawing one clean start at 50% contamination (random_starts)
@@ -424,7 +424,7 @@ class Family:
     ) -> tuple[float, int, float]:
         """The least trimmed leave-one-out score on ``kept`` over the matrices and the alpha
         grid (times the mean of k(x, x)): every alpha of a matrix from one eigendecomposition
-        (:func:`._hyperparameters.kernel_honest_residuals`); the score, the matrix's index and
+        (:func:`.hyperparameters.kernel_honest_residuals`); the score, the matrix's index and
         the alpha."""
         best: tuple[float, int, float] | None = None
         for index, K in enumerate(self.matrices):
@@ -600,12 +600,12 @@ def high_breakdown_start(
        rbf fit flagged. A family the loop tried and left is not gone back to: on yacht hulls'
        low speeds, which the rbf fit keeps, the linear kernel is adequate, and going back to
        it flagged every row of the steep rise (40 of 154);
-    3. the second stage (:func:`._second_stage.second_stage`): the rows the reweighting
+    3. the second stage (:func:`.second_stage.second_stage`): the rows the reweighting
        flagged are given back where their residual, held out of the fit and of the choice of
        its rows (:func:`held_out_residuals`), is plausible under a local scale and a
        reference distribution fitted to the rows; under the rbf family, the flagged rows a
        flexible fit of every row explains without harm are given back too
-       (:func:`._second_stage.release_misfit`). ``Start.kept`` are its rows and
+       (:func:`.second_stage.release_misfit`). ``Start.kept`` are its rows and
        ``Start.evidence`` every row's p-value.
 
     ``random_state`` draws the random starts (a fixed seed where None: the default fit is
@@ -712,7 +712,7 @@ def flexible_fit(
 ) -> Callable[[np.ndarray], TrimmedFit]:
     """The fit of the rbf ``family`` on given rows, its matrix and alpha chosen on them (least
     trimmed leave-one-out loss): every row's honest residual (leave-one-out for those rows),
-    studentized. The flexible fit of :func:`._second_stage.release_misfit` (chosen again
+    studentized. The flexible fit of :func:`.second_stage.release_misfit` (chosen again
     without the gross errors: chosen with them, the gamma and alpha missed the relation)."""
 
     def fit(rows: np.ndarray) -> TrimmedFit:

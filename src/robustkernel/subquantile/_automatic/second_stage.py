@@ -1,7 +1,7 @@
 """The second stage of the automatic regression fit: every row the high-breakdown start flagged
 is judged again against a scale that follows the data, and given back where it is plausible.
 
-The start's adaptive cutoff (:func:`._high_breakdown.adaptive_flags`) compares residuals with
+The start's adaptive cutoff (:func:`.high_breakdown.adaptive_flags`) compares residuals with
 one normal scale taken from the rows it keeps. On real tables that is too strict: where the
 spread of the targets grows with x or with the fitted value (heteroscedastic), or the errors
 have tails heavier than the normal's, correct rows in the tails become flags, and the model
@@ -13,7 +13,7 @@ regression", Ann. Statist. 15(2), 1987), this stage re-weighs every row against:
 * honest residuals, **held out of the choice of the rows too**: for each of five folds, the
   start's model is fitted on the other folds' kept rows, those rows are chosen again among
   the other folds by the start's cutoff, and the fit predicts the fold
-  (:func:`._high_breakdown.held_out_residuals`), studentized. A kept row's leave-one-out
+  (:func:`.high_breakdown.held_out_residuals`), studentized. A kept row's leave-one-out
   residual is not honest: it is small because the row was chosen for it, and where the model
   has many degrees of freedom for its rows the chosen set fits itself (32 rows and 10
   columns: 11 correct rows flagged at p-values down to 1e-51). sigma^2 is the larger of the
@@ -54,7 +54,7 @@ import numpy as np
 from scipy import optimize, special, stats
 from sklearn.neighbors import NearestNeighbors
 
-from ..trimming import truncated_variance
+from ...trimming import truncated_variance
 
 FLAG_LEVEL = 0.01  # a start-flagged row stays flagged where its p-value is below this
 ROUNDS = 3  # the second stage judges again from the rows it kept at most this many times
@@ -346,7 +346,7 @@ def second_stage(
 
     ``held_out(kept)`` returns every row's residual (n, C) and studentized squared norm (n,)
     held out of the fit that predicts it and of the choice of that fit's rows, those rows
-    chosen from ``kept`` (:func:`._high_breakdown.held_out_residuals`).
+    chosen from ``kept`` (:func:`.high_breakdown.held_out_residuals`).
     """
     flagged = ~start_kept
     kept = start_kept.copy()

@@ -40,9 +40,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 
-from .._memory import row_chunks
-from ._objective import FeatureProblem, Problem
-from ._refits import weighted_feature_ridge, weighted_kernel_ridge
+from ..._memory import row_chunks
+from .objective import FeatureProblem, Problem
+from .refits import weighted_feature_ridge, weighted_kernel_ridge
 
 BIWEIGHT_C = 4.685
 MAD_TO_SIGMA = 1.4826  # 1 / Phi^-1(3/4): the median absolute deviation of N(0, 1) is 1 / 1.4826

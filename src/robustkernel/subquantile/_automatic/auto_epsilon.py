@@ -13,7 +13,7 @@ kept row's squared residual is divided by 1 - h_ii (h its leverage in the kernel
 kept rows, or in the ridge fit on the features with ``n_components``); a trimmed row's out-of-sample
 squared residual is multiplied by 1 - h_jj, its leverage had it been kept. Both then have variance
 sigma^2 under the model, so rows far from the kept ones (high leverage, or out-of-sample) are not
-flagged merely for being hard to predict. Kept rows with near-duplicates (``_groups``) are
+flagged merely for being hard to predict. Kept rows with near-duplicates (``groups``) are
 judged by the fit without their whole group: a tight cluster of rows sharing a wrong target
 predicts each of its members, and row-by-row leave-one-out would call it clean (generated data,
 20% of the rows copied onto one point with the target + 5: the cluster was kept and 30 clean rows
@@ -35,7 +35,7 @@ eps = 0); with alpha = 0.01 the same problem gives epsilon_ = eps exactly for ep
 Classification (refine="reject"; epsilon="auto" used the same rule before confident learning):
 a row is flagged when its observed label gets a probability below
 ``CLASSIFICATION_PROBABILITY`` (0.2; loss above log 5) out of fold, from the model fitted on the
-kept rows of the other folds (``_folds``), as confident learning does. In-sample probabilities
+kept rows of the other folds (``folds``), as confident learning does. In-sample probabilities
 failed once alpha and gamma were chosen: a fit at alpha = 0.01 explains the flipped rows it kept,
 and on 600 digits with 20% of the labels all flipped to one class epsilon_ came out 0.03 and
 the fit kept 96 of the 96 flips (out of fold: 0.200). A flipped label deep inside the other
@@ -55,12 +55,12 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve, cholesky, solve_triangular
 from scipy.linalg.lapack import dpotri
 
-from .._kernel_model.losses import LinkSquaredLoss, class_indices
-from .._memory import row_chunks
-from ..trimming import REGRESSION_LEVEL, REGRESSION_START, REJECTION_LEVEL, beyond_scale
-from ._folds import fold_probabilities, out_of_fold_outputs
-from ._groups import deletable_groups
-from ._objective import Evaluation, FeatureProblem, Problem
+from ..._kernel_model.losses import LinkSquaredLoss, class_indices
+from ..._memory import row_chunks
+from ...trimming import REGRESSION_LEVEL, REGRESSION_START, REJECTION_LEVEL, beyond_scale
+from .._solve.objective import Evaluation, FeatureProblem, Problem
+from .folds import fold_probabilities, out_of_fold_outputs
+from .groups import deletable_groups
 
 CLASSIFICATION_PROBABILITY = 0.2
 
@@ -129,7 +129,7 @@ def _kernel_studentized_losses(problem: Problem, evaluation: Evaluation) -> np.n
     Kernel ridge on S has residuals r = alpha M y with A = K_SS + alpha I and M = A^-1 minus
     the intercept's rank-one term, so a kept row's leverage is h_ii = 1 - alpha M_ii and
     r_i^2 / (1 - h_ii) has variance sigma^2. A kept row with near-duplicates in S
-    (``_groups``) is scored by the residual of the fit without its whole group, e_G =
+    (``groups``) is scored by the residual of the fit without its whole group, e_G =
     (alpha M_GG)^-1 r_G, divided by the diagonal of (alpha M_GG)^-1 (for a group of one,
     r_i^2 / (1 - h_ii) again): a cluster of rows sharing a wrong target no longer explains
     itself (a group of every kept row, with an intercept, leaves nothing to fit and keeps the

@@ -40,10 +40,10 @@ from scipy.optimize import brentq, minimize
 from scipy.sparse.linalg import eigsh
 from sklearn.svm import SVC
 
-from .._kernel_model.losses import HingeLoss, class_indices
-from .._kernel_model.pairwise import class_pairs
-from .._memory import row_chunks
-from ._objective import Coefficients, FeatureProblem, Problem
+from ..._kernel_model.losses import HingeLoss, class_indices
+from ..._kernel_model.pairwise import class_pairs
+from ..._memory import row_chunks
+from .objective import Coefficients, FeatureProblem, Problem
 
 _AMORTIZED_ITERATIONS = 3
 # L-BFGS preconditioning of the exact kernel classifier (``LbfgsSubsetFitter``): the number of

@@ -4,10 +4,10 @@
 (:mod:`._tasks`) and the encoded targets, and returns a :class:`._result.FitResult`; it never
 touches the estimator. :data:`ROUTES` names the ways through it, tried in order:
 
-* the high-breakdown start (kernel="auto", :mod:`._route_high_breakdown`);
+* the high-breakdown start (kernel="auto", :mod:`.route_high_breakdown`);
 * the subsample route (alpha / gamma "auto" in a regression of more than ``SELECTION_ROWS``
-  rows, :mod:`._route_subsample`);
-* the label-noise route (a classifier with epsilon="auto", :mod:`._route_label_noise`);
+  rows, :mod:`.route_subsample`);
+* the label-noise route (a classifier with epsilon="auto", :mod:`.route_label_noise`);
 * two passes (a regression with epsilon="auto" and alpha / gamma "auto": the second at the
   first's estimate of epsilon, from the rows it kept);
 * one pass (every other fit).
@@ -15,16 +15,16 @@ touches the estimator. :data:`ROUTES` names the ways through it, tried in order:
 A pass (:meth:`InMemoryFit._fit_at`), in order:
 
 1. alpha / gamma "auto": a trimmed fit per candidate gamma, every (gamma, alpha) scored by honest
-   residuals (:func:`._hyperparameters.select`);
-2. the objective (:class:`._objective.Problem` on the kernel matrix, or
-   :class:`._objective.FeatureProblem` on Nystroem / random Fourier features);
+   residuals (:func:`.hyperparameters.select`);
+2. the objective (:class:`.objective.Problem` on the kernel matrix, or
+   :class:`.objective.FeatureProblem` on Nystroem / random Fourier features);
 3. the start (``init``, or the rows the selection kept), the solver from the registry
-   (:data:`._solvers.SOLVERS`) and the ``n_init - 1`` random starts;
+   (:data:`.solvers.SOLVERS`) and the ``n_init - 1`` random starts;
 4. epsilon="auto": flag, refit, until the flagged set repeats
    (:func:`robustkernel.trimming.flag_rounds`); or refine="reject" (refine="auto" with
    epsilon="auto": the second fit of two passes, at the first's estimate): drop the kept rows
    implausible under the fit (:func:`robustkernel.trimming.drop_implausible`);
-5. refine="biweight": the M-step (:func:`._refine.biweight_refinement`).
+5. refine="biweight": the M-step (:func:`.refine.biweight_refinement`).
 
 :func:`fit_in_memory` adds row weights: rows of weight 0 are left out of the fit, and other
 weights give the weighted subquantile (integer weights fit as repeated rows).
@@ -44,21 +44,21 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
-from .._fractions import n_kept
-from .._kernel_model.estimator import EncodedTarget
-from .._kernel_model.kernels import (
+from ..._fractions import n_kept
+from ..._kernel_model.estimator import EncodedTarget
+from ..._kernel_model.kernels import (
     NON_FINITE_FEATURES,
     check_fit_kernel,
     compute_kernel,
     kernel_params,
     non_finite_error,
 )
-from .._kernel_model.losses import (
+from ..._kernel_model.losses import (
     HingeLoss,
     class_indices,
 )
-from .._kernel_model.pairwise import PairwisePlatt
-from ..trimming import (
+from ..._kernel_model.pairwise import PairwisePlatt
+from ...trimming import (
     MAX_EPSILON,
     MAX_ROUNDS,
     SETTLED_FRACTION,
@@ -67,22 +67,22 @@ from ..trimming import (
     flag_rounds,
     subquantile,
 )
-from . import _hyperparameters
-from ._features import fit_feature_map, transform_in_chunks
-from ._folds import fold_probabilities, out_of_fold_outputs
-from ._hyperparameters import resolvable_alpha, squared_norm
-from ._objective import FeatureProblem, Problem
-from ._refine import BIWEIGHT_C, biweight_refinement
-from ._refits import SubsetFit, SvmSubsetFitter
-from ._result import FitResult
-from ._route_high_breakdown import HighBreakdownRoute
-from ._route_label_noise import LabelNoiseRoute
-from ._route_subsample import SubsampleRoute
-from ._second_stage import Evidence
-from ._settings import FitSettings
-from ._solvers import SolverResult, fit_rows, initial_coefficients
-from ._stage import Candidates, MemoryCheck, Stage
-from ._tasks import Task
+from .._automatic import hyperparameters as _hyperparameters
+from .._automatic.folds import fold_probabilities, out_of_fold_outputs
+from .._automatic.hyperparameters import resolvable_alpha, squared_norm
+from .._automatic.second_stage import Evidence
+from .._result import FitResult
+from .._settings import FitSettings
+from .._solve.features import fit_feature_map, transform_in_chunks
+from .._solve.objective import FeatureProblem, Problem
+from .._solve.refine import BIWEIGHT_C, biweight_refinement
+from .._solve.refits import SubsetFit, SvmSubsetFitter
+from .._solve.solvers import SolverResult, fit_rows, initial_coefficients
+from .._tasks import Task
+from .route_high_breakdown import HighBreakdownRoute
+from .route_label_noise import LabelNoiseRoute
+from .route_subsample import SubsampleRoute
+from .stage import Candidates, MemoryCheck, Stage
 
 
 class InMemoryFit(HighBreakdownRoute, SubsampleRoute, LabelNoiseRoute):
@@ -155,7 +155,7 @@ class InMemoryFit(HighBreakdownRoute, SubsampleRoute, LabelNoiseRoute):
         return self._result(self._fit_at(epsilon, candidates, estimated))
 
     def _gamma_scale(self) -> float:
-        """The robust gamma of the rows (:func:`._hyperparameters.robust_gamma`), the middle of
+        """The robust gamma of the rows (:func:`.hyperparameters.robust_gamma`), the middle of
         the gamma grid: of every row of the fit a subsample was drawn from."""
         if self.gamma_scale is None:
             self.gamma_scale = _hyperparameters.robust_gamma(self.X)
@@ -173,7 +173,7 @@ class InMemoryFit(HighBreakdownRoute, SubsampleRoute, LabelNoiseRoute):
 
     def _fit_on_rows(self, kept: np.ndarray, candidates: Candidates) -> Stage:
         """The model on the rows ``kept``, which stay fixed: alpha and gamma of least
-        leave-one-out score on those rows (:func:`._hyperparameters.select`, the least trim),
+        leave-one-out score on those rows (:func:`.hyperparameters.select`, the least trim),
         then one fit on them. No solver runs and nothing is refined: the in-sample trimmed
         objective a solver lowers prefers a flexible kernel that also fits a tight group of
         outliers (a sine, 30% of its rows a far cluster: the rbf fit on the clean rows the
@@ -662,6 +662,6 @@ def load_torch_backend() -> ModuleType:
             "device= needs PyTorch, which is not installed: pip install robustkernel[gpu] "
             "(or use device=None for the NumPy path)."
         ) from error
-    from . import _torch_backend
+    from .._backends import torch_backend as _torch_backend
 
     return _torch_backend

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._torch_device import torch_device
-from ._objective import Coefficients, Problem
-from ._refits import (
+from ..._torch_device import torch_device
+from .._solve.objective import Coefficients, Problem
+from .._solve.refits import (
     NOT_PSD,
     LbfgsSubsetFitter,
     RidgeSubsetFitter,

@@ -16,10 +16,10 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
-from .._kernel_model.losses import HingeLoss, Loss, class_indices, class_probabilities
-from .._kernel_model.pairwise import PairwisePlatt, n_classes_of, ovr_decision
-from ._objective import FeatureProblem, Problem
-from ._refits import classifier_fitter
+from ..._kernel_model.losses import HingeLoss, Loss, class_indices, class_probabilities
+from ..._kernel_model.pairwise import PairwisePlatt, n_classes_of, ovr_decision
+from .._solve.objective import FeatureProblem, Problem
+from .._solve.refits import classifier_fitter
 
 FOLDS = 3
 # L-BFGS tolerance on the mean loss of the fold fits. At 1e-4 (LogisticRegression's) the

@@ -24,7 +24,7 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from .._memory import row_chunks
+from ..._memory import row_chunks
 
 DUPLICATE_DISTANCE = 0.3
 

@@ -1,0 +1,1 @@
+"""The automatic configuration's stages."""

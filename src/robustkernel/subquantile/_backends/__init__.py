@@ -1,0 +1,1 @@
+"""The Dask and GPU backends."""

@@ -1,0 +1,1 @@
+"""The objective and its solvers."""
