@@ -24,7 +24,7 @@ summary: cells where the rule is best or within 2 points against SVC + GridSearc
 cleanlab rows and the linear logistic regression (seeds found there only).
 
 The stages are read by wrapping a private method of the library
-(``_in_memory.InMemoryFit._fit_label_noise``): a diagnostic, not an API. Run from
+(``route_label_noise._fit_label_noise``): a diagnostic, not an API. Run from
 ``benchmarks/``::
 
     ../.venv/bin/python bench_loss_choice.py --seeds 0,1,2 --data-home ../../shared/datasets

@@ -88,9 +88,7 @@ def _resolve(name: str):
 
 @pytest.mark.parametrize("name", sorted(set(_documented_classes())))
 def test_documented_defaults_are_the_signature_defaults(name):
-    """Each ``default=`` a class's docstring states is the default of its signature (the
-    signature of an ``__init__`` built from its base's, :mod:`robustkernel._extended_init`,
-    included)."""
+    """Each ``default=`` a class's docstring states is the default of its signature."""
     import ast
 
     from numpydoc.docscrape import ClassDoc

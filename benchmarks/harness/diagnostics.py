@@ -1,5 +1,5 @@
 """What the library's fits see inside, for the benchmarks that study a rule (a diagnostic, not an
-API: it wraps a private method of the in-memory fit)."""
+API: it wraps a private function of the in-memory fit's label-noise route)."""
 
 from __future__ import annotations
 
@@ -14,21 +14,21 @@ def fit_with_stage(X: np.ndarray, y: np.ndarray, **params) -> tuple:
     of y and the loss object."""
     from robustkernel import SubquantileKernelClassifier
     from robustkernel._kernel_model.losses import class_indices
-    from robustkernel.subquantile._fit import in_memory as _in_memory
+    from robustkernel.subquantile._fit import route_label_noise
 
-    original = _in_memory.InMemoryFit._fit_label_noise
+    original = route_label_noise._fit_label_noise
     seen = {}
 
-    def wrapped(self, candidates, warn=True):
-        stage = original(self, candidates, warn)
-        seen.update(stage=stage, labels=class_indices(self.Y), loss=self.target.loss)
+    def wrapped(fit, candidates, warn=True):
+        stage = original(fit, candidates, warn)
+        seen.update(stage=stage, labels=class_indices(fit.Y), loss=fit.target.loss)
         return stage
 
-    _in_memory.InMemoryFit._fit_label_noise = wrapped
+    route_label_noise._fit_label_noise = wrapped
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             model = SubquantileKernelClassifier(**params).fit(X, y)
     finally:
-        _in_memory.InMemoryFit._fit_label_noise = original
+        route_label_noise._fit_label_noise = original
     return model, seen["stage"], seen["labels"], seen["loss"]

@@ -68,28 +68,6 @@ class KernelBaseline(KernelModel):
         check_finite(K)
         return X, K, Y, loss
 
-    def __init__(
-        self,
-        *,
-        alpha: float = 1.0,
-        kernel: str | Any = "rbf",
-        gamma: float | None = None,
-        degree: float = 3,
-        coef0: float = 1,
-        kernel_params: dict[str, Any] | None = None,
-        fit_intercept: bool = True,
-    ) -> None:
-        """The kernel arguments every baseline shares; a baseline extends this ``__init__``
-        (:func:`~robustkernel._extended_init.extended_init`) with its own parameters."""
-        self.alpha = alpha
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.kernel_params = kernel_params
-        self.fit_intercept = fit_intercept
-
-
 class KernelBaselineRegressor(KernelRegressorMixin, KernelBaseline):
     """Kernel baseline for a single real target (squared loss)."""
 

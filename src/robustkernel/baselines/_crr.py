@@ -9,10 +9,8 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 
-from .._extended_init import extended_init
 from ._common import (
     KERNEL_PARAMETERS_DOC,
-    KernelBaseline,
     TrimmedBaselineRegressor,
     WeightedKernelRidge,
 )
@@ -113,11 +111,30 @@ class CRRKernelRegressor(TrimmedBaselineRegressor):
 """
     )
 
-    __init__ = extended_init(
-        KernelBaseline,
-        first=("epsilon", 0.1, "float"),
-        added={"max_iter": (1000, "int"), "tol": (1e-8, "float")},
-    )
+    def __init__(
+        self,
+        epsilon: float = 0.1,
+        *,
+        alpha: float = 1.0,
+        kernel: str | Any = 'rbf',
+        gamma: float | None = None,
+        degree: float = 3,
+        coef0: float = 1,
+        kernel_params: dict[str, Any] | None = None,
+        fit_intercept: bool = True,
+        max_iter: int = 1000,
+        tol: float = 1e-8,
+    ) -> None:
+        self.epsilon = epsilon
+        self.alpha = alpha
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> CRRKernelRegressor:

@@ -10,7 +10,6 @@ from scipy.sparse.linalg import eigsh
 from sklearn.base import _fit_context, is_classifier
 from sklearn.utils._param_validation import Interval
 
-from .._extended_init import extended_init
 from .._fractions import rows_in_fraction
 from .._kernel_model.losses import class_indices
 from ..subquantile import LbfgsSubsetFitter, Problem, RidgeSubsetFitter
@@ -232,11 +231,30 @@ class SeverKernelRegressor(KernelBaselineRegressor, _BaseSever):
         "fraction": [Interval(Real, 0.0, 1.0, closed="left"), None],
     }
 
-    __init__ = extended_init(
-        KernelBaseline,
-        first=("epsilon", 0.1, "float"),
-        added={"fraction": (None, "float | None"), "n_rounds": (4, "int")},
-    )
+    def __init__(
+        self,
+        epsilon: float = 0.1,
+        *,
+        alpha: float = 1.0,
+        kernel: str | Any = 'rbf',
+        gamma: float | None = None,
+        degree: float = 3,
+        coef0: float = 1,
+        kernel_params: dict[str, Any] | None = None,
+        fit_intercept: bool = True,
+        fraction: float | None = None,
+        n_rounds: int = 4,
+    ) -> None:
+        self.epsilon = epsilon
+        self.alpha = alpha
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.fit_intercept = fit_intercept
+        self.fraction = fraction
+        self.n_rounds = n_rounds
 
     def _fraction(self) -> float:
         return self.epsilon / 2.0 if self.fraction is None else float(self.fraction)
@@ -288,11 +306,28 @@ class SeverKernelClassifier(KernelBaselineClassifier, _BaseSever):
     """
     )
 
-    __init__ = extended_init(
-        KernelBaseline,
-        first=("fraction", 0.025, "float"),
-        added={"n_rounds": (4, "int")},
-    )
+    def __init__(
+        self,
+        fraction: float = 0.025,
+        *,
+        alpha: float = 1.0,
+        kernel: str | Any = 'rbf',
+        gamma: float | None = None,
+        degree: float = 3,
+        coef0: float = 1,
+        kernel_params: dict[str, Any] | None = None,
+        fit_intercept: bool = True,
+        n_rounds: int = 4,
+    ) -> None:
+        self.fraction = fraction
+        self.alpha = alpha
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.fit_intercept = fit_intercept
+        self.n_rounds = n_rounds
 
     def _fraction(self) -> float:
         return float(self.fraction)

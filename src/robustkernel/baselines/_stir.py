@@ -11,11 +11,9 @@ from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
-from .._extended_init import extended_init
 from ._common import (
     KERNEL_CONSTRAINTS,
     KERNEL_PARAMETERS_DOC,
-    KernelBaseline,
     KernelBaselineRegressor,
     WeightedKernelRidge,
 )
@@ -111,15 +109,32 @@ class STIRKernelRegressor(KernelBaselineRegressor):
         "tol": [Interval(Real, 0.0, None, closed="neither")],
     }
 
-    __init__ = extended_init(
-        KernelBaseline,
-        added={
-            "M_init": (1e-3, "float"),
-            "eta": (10.0, "float"),
-            "max_iter": (200, "int"),
-            "tol": (1e-6, "float"),
-        },
-    )
+    def __init__(
+        self,
+        *,
+        alpha: float = 1.0,
+        kernel: str | Any = 'rbf',
+        gamma: float | None = None,
+        degree: float = 3,
+        coef0: float = 1,
+        kernel_params: dict[str, Any] | None = None,
+        fit_intercept: bool = True,
+        M_init: float = 0.001,
+        eta: float = 10.0,
+        max_iter: int = 200,
+        tol: float = 1e-6,
+    ) -> None:
+        self.alpha = alpha
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.fit_intercept = fit_intercept
+        self.M_init = M_init
+        self.eta = eta
+        self.max_iter = max_iter
+        self.tol = tol
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> STIRKernelRegressor:

@@ -10,7 +10,6 @@ from scipy.special import softmax
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
-from .._extended_init import extended_init
 from .._kernel_model.kernels import top_eigenvalue
 from .._kernel_model.losses import Loss
 from ._common import (
@@ -53,15 +52,6 @@ class _BaseTilted(KernelBaseline):
 
     _default_tilt: ClassVar[float]
 
-    __init__ = extended_init(
-        KernelBaseline,
-        first=("tilt", None, "float | None"),
-        added={
-            "learning_rate": (None, "float | None"),
-            "max_iter": (10_000, "int"),
-            "tol": (1e-10, "float"),
-        },
-    )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> _BaseTilted:
@@ -256,6 +246,33 @@ class TiltedKernelRegressor(KernelBaselineRegressor, _BaseTilted):
     True
 """,
     )
+    def __init__(
+        self,
+        tilt: float | None = None,
+        *,
+        alpha: float = 1.0,
+        kernel: str | Any = 'rbf',
+        gamma: float | None = None,
+        degree: float = 3,
+        coef0: float = 1,
+        kernel_params: dict[str, Any] | None = None,
+        fit_intercept: bool = True,
+        learning_rate: float | None = None,
+        max_iter: int = 10000,
+        tol: float = 1e-10,
+    ) -> None:
+        self.tilt = tilt
+        self.alpha = alpha
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.fit_intercept = fit_intercept
+        self.learning_rate = learning_rate
+        self.max_iter = max_iter
+        self.tol = tol
+
 
 
 class TiltedKernelClassifier(KernelBaselineClassifier, _BaseTilted):
@@ -288,3 +305,30 @@ class TiltedKernelClassifier(KernelBaselineClassifier, _BaseTilted):
     True
 """,
     )
+    def __init__(
+        self,
+        tilt: float | None = None,
+        *,
+        alpha: float = 1.0,
+        kernel: str | Any = 'rbf',
+        gamma: float | None = None,
+        degree: float = 3,
+        coef0: float = 1,
+        kernel_params: dict[str, Any] | None = None,
+        fit_intercept: bool = True,
+        learning_rate: float | None = None,
+        max_iter: int = 10000,
+        tol: float = 1e-10,
+    ) -> None:
+        self.tilt = tilt
+        self.alpha = alpha
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.fit_intercept = fit_intercept
+        self.learning_rate = learning_rate
+        self.max_iter = max_iter
+        self.tol = tol
+

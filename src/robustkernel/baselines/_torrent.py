@@ -11,10 +11,9 @@ from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
-from .._extended_init import extended_init
 from .._kernel_model.losses import SquaredLoss
 from ..subquantile import Problem, gradient_method
-from ._common import KERNEL_PARAMETERS_DOC, KernelBaseline, TrimmedBaselineRegressor
+from ._common import KERNEL_PARAMETERS_DOC, TrimmedBaselineRegressor
 
 
 class TorrentGDKernelRegressor(TrimmedBaselineRegressor):
@@ -108,11 +107,32 @@ class TorrentGDKernelRegressor(TrimmedBaselineRegressor):
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
     }
 
-    __init__ = extended_init(
-        KernelBaseline,
-        first=("epsilon", 0.1, "float"),
-        added={"max_iter": (1000, "int"), "tol": (1e-8, "float"), "n_iter_no_change": (5, "int")},
-    )
+    def __init__(
+        self,
+        epsilon: float = 0.1,
+        *,
+        alpha: float = 1.0,
+        kernel: str | Any = 'rbf',
+        gamma: float | None = None,
+        degree: float = 3,
+        coef0: float = 1,
+        kernel_params: dict[str, Any] | None = None,
+        fit_intercept: bool = True,
+        max_iter: int = 1000,
+        tol: float = 1e-8,
+        n_iter_no_change: int = 5,
+    ) -> None:
+        self.epsilon = epsilon
+        self.alpha = alpha
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> TorrentGDKernelRegressor:

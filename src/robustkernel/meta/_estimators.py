@@ -113,23 +113,6 @@ class _BaseSubquantileMeta(
         "verbose": ["verbose"],
     }
 
-    def __init__(
-        self,
-        estimator: Any = None,
-        *,
-        epsilon: float | str = "auto",
-        n_folds: int | None = None,
-        max_iter: int = 100,
-        random_state: int | np.random.RandomState | None = None,
-        verbose: int = 0,
-    ) -> None:
-        self.estimator = estimator
-        self.epsilon = epsilon
-        self.n_folds = n_folds
-        self.max_iter = max_iter
-        self.random_state = random_state
-        self.verbose = verbose
-
     # -- what subclasses define -----------------------------------------------------------------
 
     # (the kind of estimator wrapped, scikit-learn's test of it, the default, the other kind's
@@ -629,6 +612,23 @@ class SubquantileRegressor(IntervalRegressorMixin, RegressorMixin, _BaseSubquant
 
     _wraps = ("regressor", is_regressor, HistGradientBoostingRegressor, "SubquantileClassifier")
 
+    def __init__(
+        self,
+        estimator: Any = None,
+        *,
+        epsilon: float | str = 'auto',
+        n_folds: int | None = None,
+        max_iter: int = 100,
+        random_state: int | np.random.RandomState | None = None,
+        verbose: int = 0,
+    ) -> None:
+        self.estimator = estimator
+        self.epsilon = epsilon
+        self.n_folds = n_folds
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.verbose = verbose
+
     def _encode_target(self, y: Any) -> np.ndarray:
         y = check_array(y, ensure_2d=False, dtype="numeric", input_name="y")
         self._n_outputs = 1 if y.ndim == 1 else y.shape[1]
@@ -830,6 +830,23 @@ class SubquantileClassifier(ClassifierMixin, _BaseSubquantileMeta):
     """
 
     _wraps = ("classifier", is_classifier, HistGradientBoostingClassifier, "SubquantileRegressor")
+
+    def __init__(
+        self,
+        estimator: Any = None,
+        *,
+        epsilon: float | str = 'auto',
+        n_folds: int | None = None,
+        max_iter: int = 100,
+        random_state: int | np.random.RandomState | None = None,
+        verbose: int = 0,
+    ) -> None:
+        self.estimator = estimator
+        self.epsilon = epsilon
+        self.n_folds = n_folds
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.verbose = verbose
 
     def _check_estimator(self, estimator: Any) -> None:
         super()._check_estimator(estimator)

@@ -10,7 +10,6 @@ from scipy.special import expit
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils.validation import validate_data
 
-from .._extended_init import extended_init
 from .._kernel_model.estimator import class_labels
 from ._estimator import MetricKernelModel
 from ._objective import KernelFamily
@@ -46,6 +45,12 @@ default="gaussian"
         As in :class:`MetricKernelRidge`.
     kernel_params : dict, default=None
         As in :class:`MetricKernelRidge`.
+    diagonal : bool, default=False
+        As in :class:`MetricKernelRidge`.
+    random_state : int, RandomState instance or None, default=None
+        As in :class:`MetricKernelRidge`. A mini-batch should hold both classes.
+    verbose : int, default=0
+        As in :class:`MetricKernelRidge`.
     solver : {"auto", "lbfgs", "projected_gradient"}, default="auto"
         As in :class:`MetricKernelRidge`.
     lr : float, default=0.1
@@ -58,17 +63,11 @@ default="gaussian"
         As in :class:`MetricKernelRidge`.
     max_iter : int, default=2000
         As in :class:`MetricKernelRidge`.
-    diagonal : bool, default=False
-        As in :class:`MetricKernelRidge`.
     init : None, "identity" or array-like of shape (n_features, n_features), default=None
         As in :class:`MetricKernelRidge`.
     op_norm_bound : float, default=None
         As in :class:`MetricKernelRidge`.
     batch_size : int, default=None
-        As in :class:`MetricKernelRidge`.
-    random_state : int, RandomState instance or None, default=None
-        As in :class:`MetricKernelRidge`. A mini-batch should hold both classes.
-    verbose : int, default=0
         As in :class:`MetricKernelRidge`.
 
     Attributes
@@ -131,7 +130,40 @@ X_fit_, n_iter_, objective_history_, objective_, kkt_residual_, converged_
         **MetricKernelModel._parameter_constraints
     }
 
-    __init__ = extended_init(MetricKernelModel, defaults={"lam": 0.01})
+    def __init__(
+        self,
+        lam: float = 0.01,
+        *,
+        kernel: str | tuple[Any, Any] = 'gaussian',
+        kernel_params: dict[str, Any] | None = None,
+        diagonal: bool = False,
+        random_state: int | np.random.RandomState | None = None,
+        verbose: int = 0,
+        solver: str = 'auto',
+        lr: float = 0.1,
+        armijo_c: float = 0.001,
+        beta: float = 0.5,
+        tol: float | None = None,
+        max_iter: int = 2000,
+        init: str | np.ndarray | None = None,
+        op_norm_bound: float | None = None,
+        batch_size: int | None = None,
+    ) -> None:
+        self.lam = lam
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.diagonal = diagonal
+        self.random_state = random_state
+        self.verbose = verbose
+        self.solver = solver
+        self.lr = lr
+        self.armijo_c = armijo_c
+        self.beta = beta
+        self.tol = tol
+        self.max_iter = max_iter
+        self.init = init
+        self.op_norm_bound = op_norm_bound
+        self.batch_size = batch_size
 
     def _family(self) -> KernelFamily:
         return replace(super()._family(), loss="logistic")

@@ -35,7 +35,6 @@ from sklearn.utils.validation import (
 )
 from tqdm.auto import tqdm
 
-from .._extended_init import extended_init
 from .._kernel_model.kernels import check_finite
 from .._kernel_model.losses import power_of_two_below
 from .._memory import check_fit_memory, check_memory, row_chunks
@@ -103,10 +102,9 @@ class MetricKernelModel(
 ):
     """Shared core of the estimators with a learned metric: fitting, storage, ``transform``.
 
-    It takes the parameters both estimators share; a subclass extends its ``__init__``
-    (:func:`~robustkernel._extended_init.extended_init`: other defaults, added parameters) and
-    ``_parameter_constraints``, encodes ``y`` and calls `_fit_metric`; ``_family`` gives the
-    kernel and the loss of the inner problem.
+    A subclass writes its own ``__init__`` (the parameters of ``_parameter_constraints``, with
+    its defaults, and its own), extends ``_parameter_constraints``, encodes ``y`` and calls
+    `_fit_metric`; ``_family`` gives the kernel and the loss of the inner problem.
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
@@ -126,41 +124,6 @@ class MetricKernelModel(
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
-
-    def __init__(
-        self,
-        lam: float = 0.1,
-        *,
-        kernel: str | tuple[Any, Any] = "gaussian",
-        kernel_params: dict[str, Any] | None = None,
-        solver: str = "auto",
-        lr: float = 0.1,
-        armijo_c: float = 1e-3,
-        beta: float = 0.5,
-        tol: float | None = None,
-        max_iter: int = 2000,
-        diagonal: bool = False,
-        init: str | np.ndarray | None = None,
-        op_norm_bound: float | None = None,
-        batch_size: int | None = None,
-        random_state: int | np.random.RandomState | None = None,
-        verbose: int = 0,
-    ) -> None:
-        self.lam = lam
-        self.kernel = kernel
-        self.kernel_params = kernel_params
-        self.solver = solver
-        self.lr = lr
-        self.armijo_c = armijo_c
-        self.beta = beta
-        self.tol = tol
-        self.max_iter = max_iter
-        self.diagonal = diagonal
-        self.init = init
-        self.op_norm_bound = op_norm_bound
-        self.batch_size = batch_size
-        self.random_state = random_state
-        self.verbose = verbose
 
     def _family(self) -> KernelFamily:
         return resolve_kernel(self.kernel, self.kernel_params)
@@ -382,6 +345,21 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
         :math:`\\|\\Sigma\\|_{\\mathrm{op}} \\le` ``op_norm_bound``.
     kernel_params : dict, default=None
         Parameters of ``"gaussian_mixture"``.
+    epsilon : float in [0, 0.5), "auto" or None, default=None
+        Fraction of the rows to leave out as suspects (contaminated targets). ``None`` fits all
+        rows (the paper's estimator). Otherwise ``Sigma`` and ``f`` are learned on the
+        ``k = ceil((1 - epsilon) n)`` rows they explain best (Subquantile minimization):
+        starting from the rows kept by ``SubquantileKernelRegressor(epsilon=epsilon)``, metric
+        fits on the kept rows alternate with keeping the ``k`` rows of smallest squared residual
+        until the kept rows repeat. ``"auto"`` takes ``k`` from that start's estimate of the
+        contaminated fraction (``epsilon_``).
+    diagonal : bool, default=False
+        Restrict ``Sigma`` to diagonal matrices (feature selection).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the mini-batch draws (ignored when all rows are used). Pass an int for
+        reproducible fits.
+    verbose : int, default=0
+        Show a progress bar over the iterations (with the current ``J_n``) when positive.
     solver : {"auto", "lbfgs", "projected_gradient"}, default="auto"
         ``"projected_gradient"``: the paper's projected gradient descent with Armijo backtracking
         (Section 7.1), stopped by the step-size rule below. ``"lbfgs"``: rounds of L-BFGS on a
@@ -408,8 +386,6 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
     max_iter : int, default=2000
         Maximum number of iterations: projected gradient steps, plus L-BFGS iterations for
         ``"lbfgs"`` (``0`` fits plain kernel ridge with ``Sigma = init``).
-    diagonal : bool, default=False
-        Restrict ``Sigma`` to diagonal matrices (feature selection).
     init : None, "identity" or array-like of shape (n_features, n_features), default=None
         Starting metric. ``None`` is ``I / p`` as in the paper, ``"identity"`` is ``I``; an array
         is projected on the feasible set (its diagonal is used when ``diagonal=True``; a vector of
@@ -427,19 +403,6 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
         the default ``tol`` that rule is rarely met (the steps stay noisy at the solution), so
         ``max_iter`` acts as the iteration budget and a ``ConvergenceWarning`` is the normal
         outcome. See Notes for the trade-off.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the mini-batch draws (ignored when all rows are used). Pass an int for
-        reproducible fits.
-    verbose : int, default=0
-        Show a progress bar over the iterations (with the current ``J_n``) when positive.
-    epsilon : float in [0, 0.5), "auto" or None, default=None
-        Fraction of the rows to leave out as suspects (contaminated targets). ``None`` fits all
-        rows (the paper's estimator). Otherwise ``Sigma`` and ``f`` are learned on the
-        ``k = ceil((1 - epsilon) n)`` rows they explain best (Subquantile minimization):
-        starting from the rows kept by ``SubquantileKernelRegressor(epsilon=epsilon)``, metric
-        fits on the kept rows alternate with keeping the ``k`` rows of smallest squared residual
-        until the kept rows repeat. ``"auto"`` takes ``k`` from that start's estimate of the
-        contaminated fraction (``epsilon_``).
 
     Attributes
     ----------
@@ -565,9 +528,42 @@ class MetricKernelRidge(RegressorMixin, MetricKernelModel):
         "epsilon": [Interval(Real, 0.0, 0.5, closed="left"), StrOptions({"auto"}), None],
     }
 
-    __init__ = extended_init(
-        MetricKernelModel, added={"epsilon": (None, "float | str | None")}
-    )
+    def __init__(
+        self,
+        lam: float = 0.1,
+        *,
+        kernel: str | tuple[Any, Any] = 'gaussian',
+        kernel_params: dict[str, Any] | None = None,
+        epsilon: float | str | None = None,
+        diagonal: bool = False,
+        random_state: int | np.random.RandomState | None = None,
+        verbose: int = 0,
+        solver: str = 'auto',
+        lr: float = 0.1,
+        armijo_c: float = 0.001,
+        beta: float = 0.5,
+        tol: float | None = None,
+        max_iter: int = 2000,
+        init: str | np.ndarray | None = None,
+        op_norm_bound: float | None = None,
+        batch_size: int | None = None,
+    ) -> None:
+        self.lam = lam
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.epsilon = epsilon
+        self.diagonal = diagonal
+        self.random_state = random_state
+        self.verbose = verbose
+        self.solver = solver
+        self.lr = lr
+        self.armijo_c = armijo_c
+        self.beta = beta
+        self.tol = tol
+        self.max_iter = max_iter
+        self.init = init
+        self.op_norm_bound = op_norm_bound
+        self.batch_size = batch_size
 
     # ------------------------------------------------------------------ fitting
     @_fit_context(prefer_skip_nested_validation=True)

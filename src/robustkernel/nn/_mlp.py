@@ -133,45 +133,6 @@ class _BaseSubquantileMLP(VersionStamped, BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    def __init__(
-        self,
-        epsilon: float = 0.2,
-        *,
-        hidden_units: int = 64,
-        activation: str = "tanh",
-        solver: str = "nesterov",
-        learning_rate: float = 0.1,
-        momentum: float = 0.9,
-        alpha: float = 1e-4,
-        max_iter: int = 3000,
-        batch_size: int | None = None,
-        selection: str = "refresh",
-        refresh_every: int = 1,
-        smoothing: float | None = None,
-        tol: float = 1e-4,
-        n_iter_no_change: int = 50,
-        random_state: int | np.random.RandomState | None = None,
-        device: str | None = None,
-        verbose: int = 0,
-    ) -> None:
-        self.epsilon = epsilon
-        self.hidden_units = hidden_units
-        self.activation = activation
-        self.solver = solver
-        self.learning_rate = learning_rate
-        self.momentum = momentum
-        self.alpha = alpha
-        self.max_iter = max_iter
-        self.batch_size = batch_size
-        self.selection = selection
-        self.refresh_every = refresh_every
-        self.smoothing = smoothing
-        self.tol = tol
-        self.n_iter_no_change = n_iter_no_change
-        self.random_state = random_state
-        self.device = device
-        self.verbose = verbose
-
     # -- what subclasses define -----------------------------------------------------------------
 
     def _encode(self, y: Any) -> np.ndarray:
@@ -524,15 +485,21 @@ class SubquantileMLPRegressor(RegressorMixin, _BaseSubquantileMLP):
         Width m of the hidden layer.
     activation : {"tanh", "relu", "sigmoid", "softplus"}, default="tanh"
         The activation :math:`\sigma`.
+    alpha : float, default=1e-4
+        Ridge penalty on the weights of both layers (not the biases),
+        :math:`\frac{\alpha}{2k} \bigl(\|W\|_F^2 + \|a\|^2\bigr)`.
+    device : str or None, default=None
+        A torch device ("cuda", "cpu"); None: the CPU.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initial weights and the mini-batches.
+    verbose : int, default=0
+        Print the objective every 100 iterations when positive.
     solver : {"gd", "momentum", "nesterov", "adam"}, default="nesterov"
         The update: gradient descent, heavy ball, Nesterov (both with ``momentum``) or Adam.
     learning_rate : float, default=0.1
         Step size.
     momentum : float in [0, 1), default=0.9
         Momentum of "momentum" and "nesterov".
-    alpha : float, default=1e-4
-        Ridge penalty on the weights of both layers (not the biases),
-        :math:`\frac{\alpha}{2k} \bigl(\|W\|_F^2 + \|a\|^2\bigr)`.
     max_iter : int, default=3000
         Most iterations (full-batch steps, or epochs with ``batch_size``).
     batch_size : int or None, default=None
@@ -550,12 +517,6 @@ class SubquantileMLPRegressor(RegressorMixin, _BaseSubquantileMLP):
         Relative decrease of the full-data objective that counts as progress.
     n_iter_no_change : int, default=50
         Iterations without progress before stopping.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the initial weights and the mini-batches.
-    device : str or None, default=None
-        A torch device ("cuda", "cpu"); None: the CPU.
-    verbose : int, default=0
-        Print the objective every 100 iterations when positive.
 
     Attributes
     ----------
@@ -631,6 +592,45 @@ class SubquantileMLPRegressor(RegressorMixin, _BaseSubquantileMLP):
     >>> bool(model.inlier_mask_[:60].mean() < 0.1)
     True
     """
+
+    def __init__(
+        self,
+        epsilon: float = 0.2,
+        *,
+        hidden_units: int = 64,
+        activation: str = 'tanh',
+        alpha: float = 0.0001,
+        device: str | None = None,
+        random_state: int | np.random.RandomState | None = None,
+        verbose: int = 0,
+        solver: str = 'nesterov',
+        learning_rate: float = 0.1,
+        momentum: float = 0.9,
+        max_iter: int = 3000,
+        batch_size: int | None = None,
+        selection: str = 'refresh',
+        refresh_every: int = 1,
+        smoothing: float | None = None,
+        tol: float = 0.0001,
+        n_iter_no_change: int = 50,
+    ) -> None:
+        self.epsilon = epsilon
+        self.hidden_units = hidden_units
+        self.activation = activation
+        self.alpha = alpha
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+        self.solver = solver
+        self.learning_rate = learning_rate
+        self.momentum = momentum
+        self.max_iter = max_iter
+        self.batch_size = batch_size
+        self.selection = selection
+        self.refresh_every = refresh_every
+        self.smoothing = smoothing
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
 
     def _encode(self, y: Any) -> np.ndarray:
         """(y - median) / spread in float64, refused when float32 cannot hold the result.
@@ -724,15 +724,21 @@ class SubquantileMLPClassifier(ClassifierMixin, _BaseSubquantileMLP):
         Width m of the hidden layer.
     activation : {"tanh", "relu", "sigmoid", "softplus"}, default="tanh"
         The activation :math:`\sigma`.
+    alpha : float, default=1e-4
+        Ridge penalty on the weights of both layers (not the biases),
+        :math:`\frac{\alpha}{2k} \bigl(\|W\|_F^2 + \|a\|^2\bigr)`.
+    device : str or None, default=None
+        A torch device; None: the CPU.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initial weights and the mini-batches.
+    verbose : int, default=0
+        Print the objective every 100 iterations when positive.
     solver : {"gd", "momentum", "nesterov", "adam"}, default="nesterov"
         The update.
     learning_rate : float, default=0.1
         Step size.
     momentum : float in [0, 1), default=0.9
         Momentum of "momentum" and "nesterov".
-    alpha : float, default=1e-4
-        Ridge penalty on the weights of both layers (not the biases),
-        :math:`\frac{\alpha}{2k} \bigl(\|W\|_F^2 + \|a\|^2\bigr)`.
     max_iter : int, default=3000
         Most iterations (full-batch steps, or epochs with ``batch_size``).
     batch_size : int or None, default=None
@@ -748,12 +754,6 @@ class SubquantileMLPClassifier(ClassifierMixin, _BaseSubquantileMLP):
         Relative decrease of the full-data objective that counts as progress.
     n_iter_no_change : int, default=50
         Iterations without progress before stopping.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the initial weights and the mini-batches.
-    device : str or None, default=None
-        A torch device; None: the CPU.
-    verbose : int, default=0
-        Print the objective every 100 iterations when positive.
 
     Attributes
     ----------
@@ -820,6 +820,45 @@ class SubquantileMLPClassifier(ClassifierMixin, _BaseSubquantileMLP):
     >>> bool(model.score(X, y) > 0.9)
     True
     """
+
+    def __init__(
+        self,
+        epsilon: float = 0.2,
+        *,
+        hidden_units: int = 64,
+        activation: str = 'tanh',
+        alpha: float = 0.0001,
+        device: str | None = None,
+        random_state: int | np.random.RandomState | None = None,
+        verbose: int = 0,
+        solver: str = 'nesterov',
+        learning_rate: float = 0.1,
+        momentum: float = 0.9,
+        max_iter: int = 3000,
+        batch_size: int | None = None,
+        selection: str = 'refresh',
+        refresh_every: int = 1,
+        smoothing: float | None = None,
+        tol: float = 0.0001,
+        n_iter_no_change: int = 50,
+    ) -> None:
+        self.epsilon = epsilon
+        self.hidden_units = hidden_units
+        self.activation = activation
+        self.alpha = alpha
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+        self.solver = solver
+        self.learning_rate = learning_rate
+        self.momentum = momentum
+        self.max_iter = max_iter
+        self.batch_size = batch_size
+        self.selection = selection
+        self.refresh_every = refresh_every
+        self.smoothing = smoothing
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
 
     def _encode(self, y: Any) -> np.ndarray:
         classes, indices = class_labels(y, type(self).__name__)

@@ -37,10 +37,12 @@ class FitResult:
     epsilon: float
     alpha: float
     gamma: float | None
+    # the kernel fitted, resolved once by the fit (kernel="auto": the one its start chose),
+    # with its degree and coef0 (those given, where the kernel has none of its own)
+    kernel: Any
+    degree: float
+    coef0: float
     hyperparameter_scores: np.ndarray | None = None
-    kernel: Any = None  # the kernel fitted (kernel="auto": the one chosen); None: as given
-    degree: float | None = None  # the polynomial kernel's degree fitted; None: as given
-    coef0: float | None = None  # the polynomial kernel's coef0 fitted; None: as given
     feature_scaling: Any = None  # kernel="auto": the ``FeatureScaling`` X_fit is in; None: none
     n_features_in: int | None = None  # set where no scikit-learn validation ran (Dask)
     rows: np.ndarray | None = None

@@ -57,7 +57,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
-from ..._fractions import n_kept
+from ..._fractions import n_kept, trimmed_fraction
 from ..._kernel_model.estimator import single_class_error
 from ..._kernel_model.kernels import kernel_params
 from ..._kernel_model.losses import BinaryLogLoss, HingeLoss, Loss, SoftmaxLoss, SquaredLoss
@@ -94,8 +94,8 @@ def distributed_fit(
     start = None
     in_units = column_units(settings, task) is not None
     if settings.kernel == "auto":  # the sample's kernel; its inliers start the fit
-        chosen = {"kernel": sample.kernel_, "degree": sample.degree_, "coef0": sample.coef0_}
-        settings = settings.replace(**chosen)
+        resolved = {"kernel": sample.kernel_, "degree": sample.degree_, "coef0": sample.coef0_}
+        settings = settings.replace(**resolved)
         start = _sample_model_losses(sample, X, targets.Y)
     if in_units:  # the sample's units (its gamma_ is in them)
         scaling = FeatureScaling(sample.feature_center_, sample.feature_scale_)
@@ -154,9 +154,10 @@ def distributed_fit(
         n_iter=result.n_iter,
         converged=result.converged,
         best_start=0,
-        epsilon=1.0 - float(evaluation.mask.mean().compute()),
+        epsilon=trimmed_fraction(evaluation.mask),
         alpha=alpha,
         gamma=gamma,
+        kernel=settings.kernel, degree=settings.degree, coef0=settings.coef0,
         n_features_in=d,
         loss="squared_hinge" if hinge else None,
         calibration=PairwisePlatt(sample.probA_, sample.probB_) if hinge else None,

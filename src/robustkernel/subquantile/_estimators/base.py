@@ -165,9 +165,7 @@ class BaseSubquantile(KernelModel):
         )
         if scaling is not None:
             result = replace(result, feature_scaling=scaling)
-        # the kernel resolved before the fit (kernel="auto" with approximation="rff": rbf)
-        kernel = settings.kernel if result.kernel is None else result.kernel
-        result = replace(result, n_components=settings.n_components, kernel=kernel)
+        result = replace(result, n_components=settings.n_components)
         self._set_fitted(result, X, y)
         self._store_calibration(self._intervals_after_fit(X, y, sample_weight))
         return self
@@ -270,9 +268,7 @@ class BaseSubquantile(KernelModel):
         self.epsilon_ = result.epsilon
         self.n_components_ = result.n_components
         self.alpha_, self.gamma_ = result.alpha, result.gamma
-        self.kernel_ = self.kernel if result.kernel is None else result.kernel
-        self.degree_ = self.degree if result.degree is None else result.degree
-        self.coef0_ = self.coef0 if result.coef0 is None else result.coef0
+        self.kernel_, self.degree_, self.coef0_ = result.kernel, result.degree, result.coef0
         if result.hyperparameter_scores is not None:
             self.hyperparameter_scores_ = result.hyperparameter_scores
         if result.rows is not None and result.rows.size < y.shape[0]:

@@ -261,9 +261,10 @@ class SubquantileKernelRegressor(IntervalRegressorMixin, KernelRegressorMixin, B
         float64), which does not affect the fit.
     outlier_pvalues_ : ndarray of shape (n_samples,) or None
         kernel="auto" (the default): each row's p-value, the chance that a correct row has an
-        honest residual (leave-one-out for a kept row) this large under the noise the rows
-        show: a local scale (in x or in the fitted value) and the normal's or a Student's t's
-        tails fitted to the rows. A row is flagged where the high-breakdown start flags it and
+        honest residual (held out twice: predicted by a fit on four fifths of the rows, those
+        rows chosen again without it) this large under the noise the rows show: a local scale
+        (in x or in the fitted value) and the normal's or a Student's t's tails fitted to the
+        rows. A row is flagged where the high-breakdown start flags it and
         its p-value is below 0.01 (the second stage gives the others back); a given epsilon
         trims its count whatever the p-values. On more than 2000 rows or with features
         (``n_components``): one round on every row from the fit on the sampled start's

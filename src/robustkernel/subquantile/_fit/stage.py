@@ -25,7 +25,8 @@ estimator's count where None) do not fit in memory."""
 
 @dataclass(frozen=True)
 class Stage:
-    """One fit at one epsilon (a fraction, or "auto"): what :meth:`InMemoryFit.run` keeps."""
+    """One fit at one epsilon (a fraction, or "auto"): what the routes of
+    :func:`.in_memory.run` keep."""
 
     problem: Problem | FeatureProblem
     feature_map: TransformerMixin | None

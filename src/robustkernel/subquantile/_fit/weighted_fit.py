@@ -1,6 +1,6 @@
 """The weighted front of the in-memory fit: :func:`fit_in_memory` leaves rows of weight 0 out,
 fits exact copies of rows once with their summed weights, and gives other weights the weighted
-subquantile (integer weights fit as repeated rows), around :class:`.in_memory.InMemoryFit`."""
+subquantile (integer weights fit as repeated rows), around :func:`.in_memory.run`."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils import _safe_indexing
 
+from ..._fractions import trimmed_fraction
 from ..._kernel_model.losses import (
     power_of_two_below,
 )
@@ -21,7 +22,8 @@ from .._automatic.second_stage import flag_kinds
 from .._result import FitResult
 from .._settings import FitSettings, unsupported
 from .._tasks import Task
-from .in_memory import InMemoryFit
+from .core import InMemoryFit
+from .in_memory import run
 from .stage import MemoryCheck
 from .unique_rows import spread_kept_weight, unique_rows
 
@@ -143,7 +145,7 @@ def _fit_rows(
     """
     target = task.encode(y, settings.params, settings.estimator)
     if weights is None or np.all(weights == 1.0):
-        return InMemoryFit(settings, task, X, target, check_memory, map_rows=map_rows).run()
+        return run(InMemoryFit(settings, task, X, target, check_memory, map_rows=map_rows))
     scale = _weight_scale(weights)
     weights = weights / scale  # exact: a power of two
     chosen = None
@@ -154,11 +156,13 @@ def _fit_rows(
         name for name in ("epsilon", "alpha", "gamma", "kernel") if settings.is_auto(name)
     ]
     if automatic or settings.refine is not None:
-        chosen = InMemoryFit(
-            settings.replace(verbose=0), task, X, target, check_memory, map_rows=map_rows
-        ).run()
+        chosen = run(
+            InMemoryFit(
+                settings.replace(verbose=0), task, X, target, check_memory, map_rows=map_rows
+            )
+        )
         # the weight of the rows it trimmed: the trim in the weighted fit's units
-        trimmed = float(weights[~chosen.inlier_mask].sum() / weights.sum())
+        trimmed = trimmed_fraction(chosen.inlier_mask * weights, weights)
         alpha = chosen.alpha
         if settings.is_auto("alpha"):  # the same penalty per unit of weight
             alpha *= float(np.mean(weights)) * scale
@@ -168,14 +172,12 @@ def _fit_rows(
         if chosen.loss is not None and "loss" in settings.params:  # loss="auto": its choice
             weighted = weighted.replace(loss=chosen.loss)
             target = task.encode(y, weighted.params, settings.estimator)
-        if chosen.kernel is not None:  # kernel="auto"
+        if settings.kernel == "auto":  # the kernel its start chose
             weighted = weighted.replace(
-                kernel=chosen.kernel,
-                degree=chosen.degree or settings.degree,
-                coef0=settings.coef0 if chosen.coef0 is None else chosen.coef0,
+                kernel=chosen.kernel, degree=chosen.degree, coef0=chosen.coef0
             )
     inner = weighted.replace(alpha=float(weighted.alpha) / scale)
-    if chosen is not None and chosen.kernel is not None:
+    if chosen is not None and settings.kernel == "auto":
         # kernel="auto": the weighted model on the rows the start kept, which stay fixed, as
         # without weights (the alternating solver from every row took hbk's bad leverage
         # points back in with integer weights 1-3), and on a majority row
@@ -185,19 +187,15 @@ def _fit_rows(
         result = fit.fit_on_fixed_rows(kept > 0, float(inner.alpha), chosen.gamma)
         result = replace(result, evidence=chosen.evidence)
         if counted:  # the share of the weight trimmed (else that of the distinct rows)
-            result = replace(result, epsilon=1.0 - float(kept.sum() / weights.sum()))
+            result = replace(result, epsilon=trimmed_fraction(kept, weights))
     else:
-        result = InMemoryFit(inner, task, X, target, check_memory, weights, map_rows).run()
+        result = run(InMemoryFit(inner, task, X, target, check_memory, weights, map_rows))
     with np.errstate(over="ignore"):
         history = result.objective_history * scale
         kept = result.row_weights * scale  # each row's kept weight, in the given units
     result = replace(
         result, alpha=float(weighted.alpha), objective_history=history, row_weights=kept
     )
-    if chosen is not None and chosen.kernel is not None:
-        result = replace(
-            result, kernel=chosen.kernel, degree=chosen.degree, coef0=chosen.coef0
-        )
     if automatic:
         result = replace(result, hyperparameter_scores=chosen.hyperparameter_scores)
     return result
