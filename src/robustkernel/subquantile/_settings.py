@@ -20,6 +20,7 @@ supported with every value.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from numbers import Number
@@ -111,37 +112,86 @@ BACKEND_SUPPORT: dict[str, dict[str, Allowed]] = {
 """Per input kind: the parameters it restricts and the values it supports."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FitSettings:
     """The validated parameters of one fit and what they resolve to.
 
-    ``params`` holds every constructor parameter (read as attributes: ``settings.epsilon``),
-    ``refine`` resolved (:func:`resolve_refine`: never "auto"); ``solver_spec`` is the registry
-    entry of the ``solver`` parameter and ``options`` its options with ``max_iter`` resolved
-    (the solver's default where None).
+    One field per parameter of the estimators' ``__init__`` (the regressor's ``link``, the
+    classifier's ``loss``: None for the other; ``parameter_names`` says which the estimator
+    has), with ``kernel`` resolved before any fit (:func:`_resolve_kernel`), ``refine``
+    resolved (:func:`resolve_refine`: never "auto") and ``n_components`` resolved by the
+    estimator; ``solver_spec`` is the registry entry of ``solver`` and ``options`` its options
+    with ``max_iter`` resolved (the solver's default where None). A fit never changes its
+    settings: :meth:`replace` returns new ones.
     """
 
-    params: Mapping[str, Any]
+    epsilon: float | str
+    alpha: float | str
+    kernel: str | Callable[..., Any]
+    gamma: float | str | None
+    degree: float
+    coef0: float
+    kernel_params: dict[str, Any] | None
+    fit_intercept: bool
+    refine: str | None
+    n_components: int | str | None
+    approximation: str
+    dtype: str | type
+    device: str | None
+    random_state: Any
+    verbose: int
+    solver: str
+    max_iter: int | None
+    tol: float
+    init: str | np.ndarray
+    n_init: int
+    init_size: int
+    radius: float | None
+    smoothing: float | None
+    momentum: float
+    line_search: bool
+    n_iter_no_change: int
+    link: Any = None
+    loss: str | None = None
+    parameter_names: tuple[str, ...]
     input_kind: InputKind
     estimator: str  # the estimator's class name, for messages
     solver_spec: Solver = field(repr=False)
     options: SolverOptions
 
-    def __getattr__(self, name: str) -> Any:
-        params = self.__dict__.get("params", {})
-        if name in params:
-            return params[name]
-        raise AttributeError(name)
+    @classmethod
+    def of(
+        cls, params: Mapping[str, Any], input_kind: InputKind, estimator: str, solver: Solver
+    ) -> FitSettings:
+        """The settings of the validated parameters ``params`` (a TypeError names one this
+        class has no field for)."""
+        return cls(
+            **params,
+            parameter_names=tuple(params),
+            input_kind=input_kind,
+            estimator=estimator,
+            solver_spec=solver,
+            options=_solver_options(params, solver),
+        )
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The estimator's parameters, by name (those the task's encoders and checks read)."""
+        return {name: getattr(self, name) for name in self.parameter_names}
 
     def is_auto(self, name: str) -> bool:
         """Whether the parameter ``name`` is "auto"."""
-        return _is_auto(self.params[name])
+        return _is_auto(getattr(self, name))
 
     def replace(self, **params: Any) -> FitSettings:
         """These settings with some parameters changed (already valid: not re-checked)."""
+        unknown = set(params) - set(self.parameter_names)
+        if unknown:
+            raise TypeError(f"{self.estimator} has no parameter {sorted(unknown)}")
         changed = {**self.params, **params}
-        options = _solver_options(changed, self.solver_spec)
-        return FitSettings(changed, self.input_kind, self.estimator, self.solver_spec, options)
+        return dataclasses.replace(
+            self, **params, options=_solver_options(changed, self.solver_spec)
+        )
 
 
 def _is_auto(value: Any) -> bool:
@@ -183,7 +233,7 @@ def validate_settings(
     solver = SOLVERS[params["solver"]]
     _check_combinations(params, task, solver, estimator)
     params = {**params, "refine": resolve_refine(params["refine"], params["epsilon"])}
-    return FitSettings(params, kind, estimator, solver, _solver_options(params, solver))
+    return FitSettings.of(params, kind, estimator, solver)
 
 
 def resolve_refine(refine: str | None, epsilon: float | str) -> str | None:
