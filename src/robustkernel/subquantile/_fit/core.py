@@ -4,7 +4,7 @@ In: validated settings (:mod:`.._settings`), the task's rules (:mod:`.._tasks`),
 their encoded targets. Out: :class:`.._result.FitResult` (:meth:`InMemoryFit.result`). An
 :class:`InMemoryFit` never changes its settings: a step that resolves one (the kernel the
 high-breakdown start chose) continues on a new fit of the same rows
-(:meth:`InMemoryFit.with_settings`). Its steps are those the routes share
+(:meth:`InMemoryFit.replaced`). Its steps are those the routes share
 (:mod:`.in_memory` picks the route):
 
 1. alpha / gamma "auto": a trimmed fit per candidate gamma, every (gamma, alpha) scored by honest
@@ -124,16 +124,21 @@ class InMemoryFit:
         self._robust_gamma = gamma_scale  # computed once where None (:meth:`gamma_scale`)
         self.adaptive_cutoff = adaptive_cutoff
 
-    def with_settings(
-        self, settings: FitSettings, adaptive_cutoff: bool | None = None
+    def replaced(
+        self,
+        *,
+        settings: FitSettings | None = None,
+        target: EncodedTarget | None = None,
+        adaptive_cutoff: bool | None = None,
     ) -> InMemoryFit:
-        """A fit of the same rows under ``settings`` (e.g. the kernel a start chose); this fit
-        is left as it is."""
+        """A fit of the same rows with other ``settings`` (e.g. the kernel a start chose), an
+        other ``target`` encoding (e.g. another loss) or another ``adaptive_cutoff``, and this
+        fit's gamma scale; this fit is left as it is."""
         return InMemoryFit(
-            settings,
+            self.settings if settings is None else settings,
             self.task,
             self.X,
-            self.target,
+            self.target if target is None else target,
             self.check_memory,
             self.sample_weight,
             self.map_rows,

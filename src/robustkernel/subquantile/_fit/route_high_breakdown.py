@@ -62,7 +62,7 @@ def high_breakdown_stage(fit: InMemoryFit) -> tuple[Stage, Start, InMemoryFit]:
     start = high_breakdown_start(
         dense, fit.Y, settings.fit_intercept, gamma, settings.random_state
     )
-    chosen = fit.with_settings(settings.replace(**start.kernel_settings))
+    chosen = fit.replaced(settings=settings.replace(**start.kernel_settings))
     kept, epsilon = start.kept, None
     if not isinstance(settings.epsilon, str):
         epsilon = float(settings.epsilon)
@@ -91,8 +91,8 @@ def _fit_from_sampled_start(
     step(f"high-breakdown start on {min(START_ROWS, fit.X.shape[0])} of the rows")
     subsample = subsample_of(fit, rng, fit.settings.replace(n_components=None), START_ROWS)
     pilot, start, subsample = high_breakdown_stage(subsample)
-    chosen = fit.with_settings(
-        fit.settings.replace(**start.kernel_settings), adaptive_cutoff=True
+    chosen = fit.replaced(
+        settings=fit.settings.replace(**start.kernel_settings), adaptive_cutoff=True
     )
     step(f"{start.kernel} kernel: the model on every one of {fit.X.shape[0]} rows")
     stage, evidence = fit_from_pilot(

@@ -57,15 +57,7 @@ def label_noise_stage(fit: InMemoryFit, candidates: Candidates) -> Stage:
     # the hinge by libsvm on the kernel matrix; on features its square by L-BFGS (libsvm's
     # linear kernel costs O(n^2) per pair, liblinear's hinge did not converge)
     name = "hinge" if settings.n_components is None else "squared_hinge"
-    hinge_fit = InMemoryFit(
-        fit.settings,
-        fit.task,
-        fit.X,
-        replace(fit.target, loss=HingeLoss.named(name)),
-        fit.check_memory,
-        fit.sample_weight,
-        fit.map_rows,
-    )
+    hinge_fit = fit.replaced(target=replace(fit.target, loss=HingeLoss.named(name)))
     hinge = _fit_label_noise(hinge_fit, hinge_fit.candidates())
     if hinge.fold_outputs is None:  # no evidence about the labels: nothing to compare
         return hinge
